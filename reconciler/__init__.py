@@ -1,0 +1,3 @@
+"""kafka-reconciler: declarative GitOps reconciler for Kafka dynamic configuration in ZooKeeper mode."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,348 @@
+"""Frozen core types shared by every layer: where values came from, entities, desired and live state.
+
+Values are Kafka's canonical strings (see `values.py`); secrets travel as `SecretRef`, never as plaintext.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, TypeVar
+from urllib.parse import quote, unquote
+
+DEFAULT_ENTITY = "<default>"
+ENTITY_TYPES = ("topics", "brokers", "clients", "users", "ips")
+REPLICATION_THROTTLE_KEYS = frozenset(
+    {
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+    }
+)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def frozen_map(items: Mapping[K, V] | None = None) -> Mapping[K, V]:
+    """A read-only view of a copy, sorted by key, so frozen dataclasses stay immutable and deterministic."""
+    if not items:
+        return MappingProxyType({})
+    return MappingProxyType(dict(sorted(items.items(), key=lambda kv: str(kv[0]))))
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceRef:
+    """Where something was written: 1-based line and column in a manifest file."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRef:
+    """A secret that is not in the manifest: an environment variable, a file, or a Kafka-encoded value.
+
+    `encoded` is ciphertext produced by `reconciler seal` (safe to commit) but is still never printed.
+    """
+
+    env: str | None = None
+    file: str | None = None
+    encoded: str | None = None
+
+    def __post_init__(self) -> None:
+        if sum(x is not None for x in (self.env, self.file, self.encoded)) != 1:
+            raise ValueError("a SecretRef names exactly one of env, file, encoded")
+
+    def describe(self) -> str:
+        """Safe to print: names the reference, never the value."""
+        if self.env is not None:
+            return f"secret from env {self.env}"
+        if self.file is not None:
+            return f"secret from file {self.file}"
+        return "sealed (Kafka-encoded) value"
+
+    def __repr__(self) -> str:  # never leak an encoded value through repr/logging
+        return f"SecretRef({self.describe()})"
+
+
+ConfigValue = str | SecretRef
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredValue:
+    value: ConfigValue
+    source: SourceRef | None = None
+
+    @property
+    def sensitive(self) -> bool:
+        return isinstance(self.value, SecretRef)
+
+
+def sanitize(name: str) -> str:
+    """Kafka's `Sanitizer.sanitize` for client ids and user principals (URL-encoding, `*`/`+` escaped)."""
+    if name == DEFAULT_ENTITY:
+        return name
+    return quote(name, safe="").replace("~", "%7E")
+
+
+def desanitize(name: str) -> str:
+    return name if name == DEFAULT_ENTITY else unquote(name)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class EntityRef:
+    """A config entity: `brokers/<default>`, `brokers/1`, `topics/orders`, `users/alice/clients/app-1`.
+
+    `name` and `client` are unsanitised (as the user writes them); `path` is the znode path under `/config/`.
+    """
+
+    entity_type: str
+    name: str
+    client: str | None = None  # only for users/<user>/clients/<client>
+
+    def __post_init__(self) -> None:
+        if self.entity_type not in ENTITY_TYPES:
+            raise ValueError(f"unknown entity type {self.entity_type!r}")
+        if self.client is not None and self.entity_type != "users":
+            raise ValueError("only users entities have a client part")
+
+    @property
+    def path(self) -> str:
+        if self.entity_type in ("clients", "users"):
+            base = f"{self.entity_type}/{sanitize(self.name)}"
+        else:
+            base = f"{self.entity_type}/{self.name}"
+        return base if self.client is None else f"{base}/clients/{sanitize(self.client)}"
+
+    @property
+    def display(self) -> str:
+        base = f"{self.entity_type}/{self.name}"
+        return base if self.client is None else f"{base}/clients/{self.client}"
+
+    @property
+    def quota_kind(self) -> str:
+        """Which quota key set applies: clients, users, user-clients (also users/<default>), ips, brokers, topics."""
+        if self.entity_type == "users" and (self.client is not None or self.name == DEFAULT_ENTITY):
+            return "user-clients"
+        return self.entity_type
+
+    @classmethod
+    def from_path(cls, path: str) -> EntityRef:
+        """Inverse of `path` (e.g. from a notification's `entity_path`)."""
+        parts = path.split("/")
+        if len(parts) == 2:
+            return cls(parts[0], desanitize(parts[1]))
+        if len(parts) == 4 and parts[0] == "users" and parts[2] == "clients":
+            return cls("users", desanitize(parts[1]), desanitize(parts[3]))
+        raise ValueError(f"not an entity path: {path!r}")
+
+    def __str__(self) -> str:
+        return self.display
+
+
+# --- desired state -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredEntity:
+    """The complete desired config of one entity (ownership: undeclared live keys are removed)."""
+
+    ref: EntityRef
+    config: Mapping[str, DesiredValue]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredTopic:
+    name: str
+    partitions: int | None
+    replication_factor: int | None
+    config: Mapping[str, DesiredValue]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordEncoderSpec:
+    """The brokers' `password.encoder.*` settings (the secret stays a reference)."""
+
+    secret: SecretRef | None = None
+    old_secret: SecretRef | None = None
+    key_factory_algorithm: str | None = None  # None: Kafka's default PBKDF2WithHmacSHA512
+    cipher_algorithm: str = "AES/CBC/PKCS5Padding"
+    key_length: int = 128
+    iterations: int = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ZooKeeperSpec:
+    connect: str  # "host:port,host:port/chroot"
+    auth_scheme: str | None = None  # "digest"
+    auth_credentials: SecretRef | None = None  # resolves to "user:password"
+    session_timeout_s: float = 30.0
+
+    @property
+    def hosts(self) -> str:
+        return self.connect.split("/", 1)[0]
+
+    @property
+    def chroot(self) -> str:
+        return "/" + self.connect.split("/", 1)[1] if "/" in self.connect else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    prune: bool = False
+    ignore_keys: tuple[str, ...] = ()
+    max_deletes: int = 20
+    allow_destructive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    name: str
+    kafka_version: str  # "3.6"
+    zookeeper: ZooKeeperSpec
+    brokers: tuple[int, ...]
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    password_encoder: PasswordEncoderSpec | None = None
+    policy: Policy = field(default_factory=Policy)
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerListeners:
+    """One broker's listeners as declared (names upper-case, as Kafka normalises them)."""
+
+    broker: int
+    listeners: tuple[str, ...]  # "NAME://host:port"
+    advertised: tuple[str, ...]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListenersSpec:
+    security_protocol_map: Mapping[str, str]
+    inter_broker_listener: str | None
+    brokers: Mapping[int, BrokerListeners]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredState:
+    """Everything the manifests say about one cluster, after fleet layering and listener compilation."""
+
+    cluster: ClusterSpec
+    entities: Mapping[EntityRef, DesiredEntity]
+    topics: Mapping[str, DesiredTopic]
+    listeners: ListenersSpec | None = None
+    # static server.properties (validation and impact only, never written): "default" or broker id -> key -> value
+    static: Mapping[str, Mapping[str, str]] = field(default_factory=frozen_map)
+    revision: str | None = None
+
+
+# --- live state ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEntity:
+    ref: EntityRef
+    config: Mapping[str, str]
+    version: int | None  # znode version read; None when the znode does not exist
+    has_children: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    broker: int
+    endpoints: tuple[str, ...]  # advertised "NAME://host:port"
+    protocol_map: Mapping[str, str]
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveTopic:
+    name: str
+    assignment: Mapping[int, tuple[int, ...]]  # partition -> replicas (first = preferred leader)
+    version: int | None = None
+    topic_id: str | None = None
+
+    @property
+    def partitions(self) -> int:
+        return len(self.assignment)
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.assignment[0]) if 0 in self.assignment else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerInfo:
+    broker: int
+    kraft_controller_epoch: int = -1
+    version: int | None = None  # znode version, checked by apply like Kafka's KRaft guard does
+
+    @property
+    def is_kraft(self) -> bool:
+        return self.kraft_controller_epoch > 0
+
+
+@dataclass(frozen=True, slots=True)
+class LiveState:
+    cluster: str
+    brokers: Mapping[int, BrokerRegistration]
+    topics: Mapping[str, LiveTopic]
+    entities: Mapping[EntityRef, LiveEntity]
+    controller: ControllerInfo | None = None
+
+
+ChangeOp = Literal["+", "~", "-"]
+Risk = Literal["safe", "disruptive", "destructive"]
+RISK_ORDER: Mapping[str, int] = MappingProxyType({"safe": 0, "disruptive": 1, "destructive": 2})
+
+
+class Secret:
+    """A resolved secret (password plaintext, encoder secret, ZooKeeper credentials).
+
+    Its repr/str never show the value; only `reveal()` does, and only `passwords`, `secrets` and `zk` call it.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret(<redacted>)"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(("Secret", self._value))
+
+
+RedactedState = Literal["changed", "unchanged", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """How a sensitive value appears in plans and output: only whether it changes."""
+
+    state: RedactedState
+
+    def __str__(self) -> str:
+        return f"(sensitive, {self.state})"
