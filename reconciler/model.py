@@ -245,7 +245,7 @@ class DesiredState:
     topics: Mapping[str, DesiredTopic]
     listeners: ListenersSpec | None = None
     # static server.properties (validation and impact only, never written): "default" or broker id -> key -> value
-    static: Mapping[str, Mapping[str, str]] = field(default_factory=frozen_map)
+    static: Mapping[str, Mapping[str, DesiredValue]] = field(default_factory=frozen_map)
     revision: str | None = None
 
 

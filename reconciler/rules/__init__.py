@@ -1,1 +1,25 @@
+"""Kafka's validation rules, one module per area; `validate` runs all offline rules on a desired state."""
 
+from __future__ import annotations
+
+from reconciler.catalog import Catalog, load_catalog
+from reconciler.errors import Diagnostic
+from reconciler.model import DesiredState
+from reconciler.rules.configs import check_configs
+from reconciler.rules.listeners import check_listeners
+from reconciler.rules.quotas import check_quotas
+from reconciler.rules.secrets import check_secrets
+from reconciler.rules.topics import check_broker_ids, check_topics
+
+
+def validate(state: DesiredState, catalog: Catalog | None = None) -> list[Diagnostic]:
+    """Every offline problem of one cluster, all at once (the caller sorts and reports them)."""
+    catalog = catalog or load_catalog()
+    return [
+        *check_configs(state, catalog),
+        *check_secrets(state, catalog),
+        *check_listeners(state),
+        *check_quotas(state, catalog),
+        *check_topics(state),
+        *check_broker_ids(state),
+    ]

@@ -1,0 +1,217 @@
+"""Documents of one cluster (+ the fleet layer) -> `DesiredState`.
+
+Structural problems (two documents declaring the same entity, a Cluster document in the wrong place,
+`meta.cluster` naming another cluster, `null` with nothing to remove) are reported here; Kafka's own
+config rules run afterwards on the result (`reconciler.rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reconciler.catalog import Catalog, load_catalog
+from reconciler.errors import Diagnostic
+from reconciler.manifests.convert import layer_config, marker, secret_ref
+from reconciler.manifests.desired_parts import (
+    Declared,
+    build_listeners,
+    build_quotas,
+    build_topics,
+)
+from reconciler.manifests.fleet import FleetLayer, fleet_layer
+from reconciler.manifests.load import Document
+from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository
+from reconciler.manifests.static import read_properties
+from reconciler.model import (
+    DEFAULT_ENTITY,
+    ClusterSpec,
+    DesiredEntity,
+    DesiredState,
+    DesiredValue,
+    EntityRef,
+    PasswordEncoderSpec,
+    Policy,
+    SourceRef,
+    ZooKeeperSpec,
+    frozen_map,
+)
+
+
+def _kind(doc: Document) -> str:
+    return str(doc.data.get("kind"))
+
+
+def _meta(doc: Document) -> Mapping[str, Any]:
+    return doc.data.get("meta") or {}
+
+
+def _spec(doc: Document) -> Mapping[str, Any]:
+    return doc.data.get("spec") or {}
+
+
+def _cluster_doc(sources: ClusterSources, diags: list[Diagnostic]) -> Document | None:
+    found: Document | None = None
+    for doc in sources.documents:
+        if _kind(doc) != "Cluster":
+            continue
+        if Path(doc.file).name != CLUSTER_FILE:
+            diags.append(Diagnostic("error", f"a Cluster document belongs in {CLUSTER_FILE}", doc.mark(("kind",)), "kind"))
+        elif found is not None:
+            diags.append(
+                Diagnostic("error", f"second Cluster document (first at {found.mark(())})", doc.mark(("kind",)), "kind")
+            )
+        else:
+            found = doc
+    if found is None:
+        return None
+    name = _meta(found).get("name")
+    if name != sources.name:
+        diags.append(
+            Diagnostic(
+                "error",
+                f"meta.name {name!r} must equal the cluster directory name {sources.name!r}",
+                found.mark(("meta", "name")),
+                "name",
+            )
+        )
+    return found
+
+
+def _policy(fleet: FleetLayer, own: Mapping[str, Any]) -> Policy:
+    merged = {k: v.raw for k, v in fleet.policy.items()} | dict(own)
+    return Policy(
+        prune=bool(merged.get("prune", False)),
+        ignore_keys=tuple(sorted(merged.get("ignoreKeys") or ())),
+        max_deletes=int(merged.get("maxDeletes", 20)),
+        allow_destructive=bool(merged.get("allowDestructive", False)),
+    )
+
+
+def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
+    spec = _spec(doc)
+    zk = spec["zookeeper"]
+    auth = zk.get("auth") or {}
+    enc = spec.get("passwordEncoder")
+    encoder = None
+    if enc is not None:
+        encoder = PasswordEncoderSpec(
+            secret=secret_ref(enc["secret"]) if "secret" in enc else None,
+            old_secret=secret_ref(enc["oldSecret"]) if "oldSecret" in enc else None,
+            key_factory_algorithm=enc.get("keyFactoryAlgorithm"),
+            cipher_algorithm=enc.get("cipherAlgorithm", "AES/CBC/PKCS5Padding"),
+            key_length=int(enc.get("keyLength", 128)),
+            iterations=int(enc.get("iterations", 4096)),
+        )
+    return ClusterSpec(
+        name=str(_meta(doc)["name"]),
+        kafka_version=str(spec["kafkaVersion"]),
+        zookeeper=ZooKeeperSpec(
+            connect=str(zk["connect"]),
+            auth_scheme=auth.get("scheme"),
+            auth_credentials=secret_ref(auth["credentials"]) if "credentials" in auth else None,
+            session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
+        ),
+        brokers=tuple(int(b) for b in spec["brokers"]),
+        labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),
+        password_encoder=encoder,
+        policy=_policy(fleet, spec.get("policy") or {}),
+        source=doc.mark(()),
+    )
+
+
+def _no_mark(key: str) -> SourceRef:
+    raise AssertionError(f"no own values to locate ({key})")
+
+
+def _broker_name(raw: Any) -> str:
+    return DEFAULT_ENTITY if str(raw) in ("default", DEFAULT_ENTITY) else str(int(str(raw)))
+
+
+def build_desired(
+    repo: Repository, sources: ClusterSources, catalog: Catalog | None = None
+) -> tuple[DesiredState | None, list[Diagnostic]]:
+    """Assemble one cluster's desired state. Returns None when there is no usable Cluster document."""
+    catalog = catalog or load_catalog()
+    diags: list[Diagnostic] = []
+    cluster_doc = _cluster_doc(sources, diags)
+    if cluster_doc is None:
+        return None, diags
+    labels = {str(k): str(v) for k, v in (_meta(cluster_doc).get("labels") or {}).items()}
+    fleet, fleet_diags = fleet_layer(repo.fleet, labels)
+    diags.extend(fleet_diags)
+    cluster = _cluster_spec(cluster_doc, fleet)
+    version = cluster.kafka_version
+
+    for doc in sources.documents:
+        owner = _meta(doc).get("cluster")
+        if owner is not None and owner != sources.name:
+            diags.append(
+                Diagnostic(
+                    "error",
+                    f"meta.cluster {owner!r} does not match the directory it is in ({sources.name!r})",
+                    doc.mark(("meta", "cluster")),
+                    "cluster",
+                )
+            )
+
+    def broker_lookup(key: str) -> Any:
+        return catalog.resolve_broker(key, version).base
+
+    declared = Declared()
+    static: dict[str, dict[str, DesiredValue]] = {}
+    broker_docs = [d for d in sources.documents if _kind(d) == "BrokerConfig"]
+    if fleet.broker_defaults and not any(_broker_name(_meta(d).get("broker")) == DEFAULT_ENTITY for d in broker_docs):
+        config = layer_config(fleet.broker_defaults, None, _no_mark, broker_lookup, diags, "brokers/<default>")
+        declared.add_entity(EntityRef("brokers", DEFAULT_ENTITY), config, None, diags)
+    for doc in broker_docs:
+        name = _broker_name(_meta(doc)["broker"])
+        inherited = fleet.broker_defaults if name == DEFAULT_ENTITY else {}
+        config = layer_config(
+            inherited, _spec(doc).get("config") or {}, marker(doc, "spec", "config"), broker_lookup, diags,
+            f"brokers/{name}",
+        )
+        declared.add_entity(EntityRef("brokers", name), config, doc.mark(("meta", "broker")), diags)
+        static_file = (_spec(doc).get("static") or {}).get("file")
+        if static_file is not None:
+            path = (Path(repo.root) / doc.file).parent / str(static_file)
+            props, prop_diags = read_properties(path, repo.display(path))
+            diags.extend(prop_diags)
+            static[name] = {k: DesiredValue(v, src) for k, (v, src) in props.items()}
+
+    listeners = build_listeners(sources.documents, cluster, catalog, declared, diags)
+    topics = build_topics(sources.documents, fleet, catalog, version, diags)
+    build_quotas(sources.documents, catalog, declared, diags)
+
+    entities = {
+        ref: DesiredEntity(ref, frozen_map(config), declared.sources.get(ref))
+        for ref, config in declared.configs.items()
+    }
+    state = DesiredState(
+        cluster=cluster,
+        entities=frozen_map(entities),
+        topics=frozen_map(topics),
+        listeners=listeners,
+        static=frozen_map({k: frozen_map(v) for k, v in static.items()}),
+    )
+    return state, diags
+
+
+def build_all(
+    repo: Repository, names: Sequence[str] = ()
+) -> tuple[dict[str, DesiredState], list[Diagnostic]]:
+    catalog = load_catalog()
+    states: dict[str, DesiredState] = {}
+    diags: list[Diagnostic] = []
+    for name, sources in repo.clusters.items():
+        if names and name not in names:
+            continue
+        state, problems = build_desired(repo, sources, catalog)
+        diags.extend(problems)
+        if state is not None:
+            states[name] = state
+    return states, diags
+
+
+__all__ = ["SourceRef", "build_all", "build_desired"]

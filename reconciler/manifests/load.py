@@ -1,0 +1,351 @@
+"""Strict YAML loading: plain data plus the source position of every key, and every problem as a Diagnostic.
+
+Scalars are resolved like the YAML 1.2 core schema, not PyYAML's YAML 1.1 (`yes`/`on` stay strings, no
+sexagesimal numbers, no `1_000`, no timestamps). Duplicate keys, anchors, aliases, merge keys,
+null/bool/complex keys, non-standard tags, deep nesting and oversized or non-UTF-8 files are refused. Data is
+built straight from the parser's event stream (no recursion, no composed node graph), so an alias is refused
+before anything could be expanded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reconciler.errors import Diagnostic
+from reconciler.model import SourceRef
+
+# libyaml's C parser is several times faster than the pure-Python one; both emit the same events.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64
+
+YamlPath = tuple[str | int, ...]
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _INT_TAG, _FLOAT_TAG, _BOOL_TAG, _NULL_TAG = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
+_SCALAR_TAGS = frozenset({_STR, _INT_TAG, _FLOAT_TAG, _BOOL_TAG, _NULL_TAG})
+_COLLECTION_TAGS = frozenset({"!", _TAG + "map", _TAG + "seq"})
+_NULL = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_SPECIAL_FLOAT = {
+    "inf": math.inf,
+    "Inf": math.inf,
+    "INF": math.inf,
+    "nan": math.nan,
+    "NaN": math.nan,
+    "NAN": math.nan,
+}
+_NUMBER_START = frozenset("0123456789+-.")
+_MAYBE_TYPED = _NUMBER_START | frozenset("~nNtTfF")  # first characters of plain scalars that may not be str
+_PLAIN_KEY_SPECIAL = _NULL | _BOOL.keys() | {"<<"}
+_START = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One YAML document: plain data, and the position of every mapping key and sequence item in it."""
+
+    file: str
+    index: int  # 0-based, counting every document of the file (skipped empty ones included)
+    data: Any
+    marks: Mapping[YamlPath, SourceRef]  # path -> its key / item; () -> where the content starts
+
+    def mark(self, path: Sequence[str | int]) -> SourceRef:
+        """Position of `path`, or of its nearest ancestor that has one."""
+        key = tuple(path)
+        while key and key not in self.marks:
+            key = key[:-1]
+        return self.marks.get(key) or SourceRef(self.file, 1, 1)
+
+
+def _tag_name(tag: str) -> str:
+    return tag.replace(_TAG, "!!", 1)
+
+
+def _resolve(value: str, tag: str | None) -> Any:
+    """A plain (tag None) or explicitly tagged scalar under the core schema; ValueError if it does not fit."""
+    if tag is None or tag != _STR:
+        if tag in (None, _NULL_TAG) and value in _NULL:
+            return None
+        if tag in (None, _BOOL_TAG) and value in _BOOL:
+            return _BOOL[value]
+        if value and value[0] in _NUMBER_START and tag in (None, _INT_TAG, _FLOAT_TAG):
+            if _INT.fullmatch(value):
+                if len(value) > 4300:  # Python's int() refuses longer strings (a DoS guard)
+                    raise ValueError(f"an integer of {len(value)} digits is too long")
+                number = (
+                    int(value[2:], 16 if value[1] == "x" else 8) if value[:2] in ("0x", "0o") else int(value)
+                )
+                return float(number) if tag == _FLOAT_TAG else number
+            if tag != _INT_TAG and _FLOAT.fullmatch(value):
+                return float(value)
+            if tag != _INT_TAG and value.lstrip("+-")[1:] in _SPECIAL_FLOAT and value.lstrip("+-")[0] == ".":
+                special = _SPECIAL_FLOAT[value.lstrip("+-")[1:]]
+                return -special if value[0] == "-" else special
+        if tag is not None:
+            raise ValueError(f"{value[:50]!r} is not a valid {_tag_name(tag)}")
+    return value
+
+
+class _Marks(Mapping[YamlPath, SourceRef]):
+    """The parser's own position objects, turned into SourceRefs only when asked for (most never are)."""
+
+    __slots__ = ("_file", "_raw")
+
+    def __init__(self, file: str, raw: dict[YamlPath, Any]) -> None:
+        self._file, self._raw = file, raw
+
+    def __getitem__(self, path: YamlPath) -> SourceRef:
+        mark = self._raw[path]
+        return SourceRef(self._file, mark.line + 1, mark.column + 1)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._raw
+
+    def __iter__(self) -> Iterator[YamlPath]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def _child(frame: list[Any]) -> YamlPath:
+    """The path of the next node inside an open collection."""
+    container, path, pending = frame[0], frame[1], frame[2]
+    return (*path, pending if type(container) is dict else len(container))
+
+
+class _Reader:
+    """Turns one file's event stream into Documents; collects every problem it can see.
+
+    The common cases (untagged, unanchored scalars and keys) take an inline fast path; everything else goes
+    through `key` / `node`, which check and report.
+    """
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.diags: list[Diagnostic] = []
+
+    def error(self, message: str, line: int = 1, col: int = 1, key: str | None = None) -> None:
+        self.diags.append(Diagnostic("error", message, SourceRef(self.file, line, col), key))
+
+    def error_at(self, message: str, text: str, offset: int) -> None:
+        line_start = text.rfind("\n", 0, offset) + 1
+        self.error(message, text.count("\n", 0, offset) + 1, offset - line_start + 1)
+
+    def key(self, event: Any, frame: list[Any], marks: dict[YamlPath, Any]) -> None:
+        """Checks a mapping key and makes it the frame's pending key (False: its value is discarded)."""
+        frame[2] = False
+        line, col = event.start_mark.line + 1, event.start_mark.column + 1
+        if type(event) is not yaml.ScalarEvent:
+            what = "an alias" if type(event) is yaml.AliasEvent else "a mapping or a list"
+            self.error(f"a mapping key must be a string, not {what}", line, col)
+            return
+        plain, tag, name = not event.style, event.tag, event.value
+        if event.anchor is not None:
+            self.error(f"anchors (&{event.anchor}) are not allowed; write the value out", line, col, name)
+        elif tag not in (None, "!", _STR, _INT_TAG, _FLOAT_TAG):
+            self.error(f"a mapping key must be a string, not tagged {_tag_name(tag)}", line, col)
+        elif plain and tag is None and (name in _NULL or name in _BOOL):
+            what = "null" if name in _NULL else "a boolean"
+            self.error(f"a mapping key must be a string, not {what} ({name or 'empty'}); quote it", line, col)
+        elif plain and tag is None and name == "<<":
+            self.error("merge keys (<<) are not allowed; write the keys out", line, col, name)
+        elif name in frame[0]:
+            first = marks.get((*frame[1], name)) if frame[3] else None
+            where = f" (first at line {first.line + 1})" if first is not None else ""
+            self.error(f"duplicate key {name!r}{where}", line, col, name)
+        else:  # plain keys that look like numbers (`1:` under brokers) are kept as their source text
+            frame[2] = name
+            if frame[3]:
+                marks[(*frame[1], name)] = event.start_mark
+
+    def node(self, event: Any, path: YamlPath, depth: int) -> tuple[Any, bool]:
+        """The value of a node that is not a plain untagged scalar; (value, whether to skip its content)."""
+        kind, line, col = type(event), event.start_mark.line + 1, event.start_mark.column + 1
+        name = path[-1] if path and type(path[-1]) is str else None
+        if kind is yaml.AliasEvent:
+            self.error(f"aliases (*{event.anchor}) are not allowed; write the value out", line, col, name)
+            return None, False
+        if event.anchor is not None:
+            self.error(f"anchors (&{event.anchor}) are not allowed; write the value out", line, col, name)
+        tag = event.tag
+        if kind is yaml.ScalarEvent:
+            tag = _STR if tag == "!" or (tag is None and event.style) else tag
+            if tag is not None and tag not in _SCALAR_TAGS:
+                self.error(f"tag {_tag_name(tag)} is not allowed here", line, col, name)
+                tag = _STR
+            try:
+                return _resolve(event.value, tag), False
+            except ValueError as exc:
+                self.error(f"invalid value: {str(exc)[:200]}", line, col, name)
+                return None, False
+        if tag is not None and tag not in _COLLECTION_TAGS:
+            self.error(f"tag {_tag_name(tag)} is not allowed here", line, col, name)
+        if depth >= MAX_DEPTH:
+            self.error(f"nested deeper than {MAX_DEPTH} levels", line, col, name)
+            return None, True
+        return ({} if kind is yaml.MappingStartEvent else []), False
+
+    def read(self, text: str) -> list[Document]:
+        scalar, alias, map_start, seq_start = (
+            yaml.ScalarEvent,
+            yaml.AliasEvent,
+            yaml.MappingStartEvent,
+            yaml.SequenceStartEvent,
+        )
+        docs: list[Document] = []
+        file, index, skip, empty_root = self.file, -1, 0, False
+        marks: dict[YamlPath, Any] = {}
+        root: Any = None
+        # One frame per open collection: [container, path, pending key, record marks?]. The pending key of
+        # a mapping is None while a key is expected, False when the next value is to be discarded.
+        stack: list[list[Any]] = []
+        loader = _Loader(text)
+        try:
+            while (event := loader.get_event()) is not None:
+                kind = type(event)
+                if skip:  # inside a refused collection (too deep, or a complex key): only track its end
+                    skip += 1 if kind in _START else -1 if kind in _END else 0
+                    continue
+                if kind is scalar or kind is map_start or kind is seq_start or kind is alias:
+                    frame = stack[-1] if stack else None
+                    if frame is not None and frame[2] is None and type(frame[0]) is dict:
+                        name = event.value if kind is scalar else None
+                        if (
+                            name is not None
+                            and event.tag is None
+                            and event.anchor is None
+                            and (event.style or name not in _PLAIN_KEY_SPECIAL)
+                            and name not in frame[0]
+                        ):
+                            frame[2] = name
+                            if frame[3]:
+                                marks[(*frame[1], name)] = event.start_mark
+                        else:
+                            self.key(event, frame, marks)
+                            skip = 1 if kind is map_start or kind is seq_start else 0
+                        continue
+                    value: Any = None
+                    if kind is scalar and event.tag is None and event.anchor is None:
+                        value = event.value
+                        if not event.style and (not value or value[0] in _MAYBE_TYPED):
+                            try:
+                                value = _resolve(value, None)
+                            except ValueError:  # let node() report it with the key's name
+                                value, _ = self.node(event, _child(frame) if frame else (), len(stack))
+                        if frame is None:
+                            empty_root = not event.style and event.value == ""
+                    else:
+                        value, skipping = self.node(event, _child(frame) if frame else (), len(stack))
+                        skip = 1 if skipping else 0
+                    if frame is None:
+                        root, path, record = value, (), True
+                        marks[()] = event.start_mark
+                    else:
+                        container, record = frame[0], frame[3]
+                        if type(container) is dict:
+                            record = record and frame[2] is not False
+                            path = (*frame[1], frame[2]) if record else ()
+                            if frame[2] is not False:
+                                container[frame[2]] = value
+                            frame[2] = None
+                        else:
+                            path = (*frame[1], len(container))
+                            if record:
+                                marks[path] = event.start_mark
+                            container.append(value)
+                    if type(value) is dict or type(value) is list:
+                        stack.append([value, path, None, record])
+                elif kind in _END:
+                    stack.pop()
+                elif kind is yaml.DocumentStartEvent:
+                    index, marks, root = index + 1, {}, None
+                elif kind is yaml.DocumentEndEvent:
+                    if not empty_root:  # a document with no content (`---` alone, comments) is skipped
+                        docs.append(Document(file, index, root, _Marks(file, marks)))
+                    empty_root = False
+        except yaml.MarkedYAMLError as exc:
+            self.error(*_describe(exc, text))
+        except yaml.YAMLError as exc:  # e.g. a reader error on a control character
+            self.error(f"invalid YAML: {exc}".replace("\n", " "))
+        finally:
+            loader.dispose()
+        return docs
+
+
+def _describe(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
+    """A parser error as `problem while context (started at line N)`, at the problem's position."""
+    mark, context_mark = exc.problem_mark or exc.context_mark, exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    message = f"invalid YAML: {exc.problem or 'syntax error'}"
+    if exc.context:
+        started = (
+            f" started at line {context_mark.line + 1}"
+            if context_mark and context_mark.line + 1 != line
+            else ""
+        )
+        message += f" {exc.context}{started}"
+    lines = text.split("\n", line)
+    source_line = lines[line - 1] if len(lines) >= line else ""
+    indent = source_line[: len(source_line) - len(source_line.lstrip())]
+    if "\t" in indent or source_line[col - 1 : col] == "\t":
+        message += "; indent with spaces, not tabs"
+    return message, line, col
+
+
+def load_text(text: str | bytes, file: str) -> tuple[list[Document], list[Diagnostic]]:
+    """Parse every document of one file. Never raises: every problem is a Diagnostic (with FILE:LINE:COL).
+
+    Documents are returned even when they have errors (so later stages can report more at once); the caller
+    must not act on them when any diagnostic is an error.
+    """
+    reader = _Reader(file)
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        reader.error(f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}; split it into several files")
+        return [], reader.diags
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:  # the position is cheap: everything before the bad byte decodes
+            byte = f"0x{exc.object[exc.start]:02x}"
+            valid = exc.object[: exc.start].decode("utf-8")
+            reader.error_at(f"not valid UTF-8 (byte {byte}); manifests must be UTF-8 text", valid, len(valid))
+            return [], reader.diags
+    bad = re.search(r"[\x00\ud800-\udfff]", text)
+    if bad:
+        what = "a NUL byte (binary data?)" if bad.group() == "\x00" else "an unpaired UTF-16 surrogate"
+        reader.error_at(f"file contains {what}; manifests must be YAML text", text, bad.start())
+        return [], reader.diags
+    return reader.read(text.removeprefix("\ufeff")), reader.diags
+
+
+def load_file(path: Path, display: str | None = None) -> tuple[list[Document], list[Diagnostic]]:
+    """Read and parse one manifest file (never more than the size limit). `display` names it in messages."""
+    name = display if display is not None else str(path)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # never read more than one byte past the limit
+    except OSError as exc:
+        return [], [Diagnostic("error", f"cannot read file: {exc.strerror or exc}", SourceRef(name, 1, 1))]
+    if len(data) > MAX_FILE_BYTES:
+        return [], [
+            Diagnostic(
+                "error",
+                f"file is over the limit of {MAX_FILE_BYTES} bytes; split it into several files",
+                SourceRef(name, 1, 1),
+            )
+        ]
+    return load_text(data, name)

@@ -1,0 +1,320 @@
+"""The Plan: a frozen, versioned, JSON round-trippable value; the contract between `plan` and `apply`.
+
+Apply executes exactly a plan and never re-diffs. Sensitive values never appear: a change to a password
+carries only its `Redacted` state and the *reference* to resolve at apply time (env name, file path or a
+sealed Kafka-encoded value), never plaintext.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reconciler.model import (
+    RISK_ORDER,
+    ChangeOp,
+    EntityRef,
+    Redacted,
+    RedactedState,
+    Risk,
+    SecretRef,
+    SourceRef,
+)
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One key of one entity: `+` set a new key, `~` change a value, `-` remove a key."""
+
+    key: str
+    op: ChangeOp
+    before: str | None = None  # None for sensitive values and for `+`
+    after: str | None = None  # None for sensitive values and for `-`
+    sensitive: bool = False
+    redacted: RedactedState | None = None  # set iff sensitive
+    secret: SecretRef | None = None  # what apply resolves and encodes (sensitive `+`/`~` only)
+    reencode: bool = False  # value unchanged but must be re-encoded (old secret / undecodable)
+    risk: Risk = "safe"
+    reasons: tuple[str, ...] = ()
+    source: SourceRef | None = None
+
+    @property
+    def shown_before(self) -> str | None:
+        return str(Redacted(self.redacted or "unknown")) if self.sensitive and self.op != "+" else self.before
+
+    @property
+    def shown_after(self) -> str | None:
+        return str(Redacted(self.redacted or "unknown")) if self.sensitive and self.op != "-" else self.after
+
+
+@dataclass(frozen=True, slots=True)
+class EntityPlan:
+    """Changes to one `/config/<entity>` znode, guarded by the znode version read at plan time."""
+
+    ref: EntityRef
+    base_version: int | None  # None: the znode did not exist (apply creates it, failing if it appeared)
+    changes: tuple[Change, ...]
+    delete_entity: bool = False  # quota entity whose config becomes empty (Kafka deletes such nodes)
+
+    @property
+    def max_risk(self) -> Risk:
+        return max((c.risk for c in self.changes), key=RISK_ORDER.__getitem__, default="safe")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicCreate:
+    """A topic to create: config znode first, then `/brokers/topics/<name>` (as Kafka's AdminZkClient)."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str]
+    assignment: Mapping[int, tuple[int, ...]]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionIncrease:
+    name: str
+    current: int
+    target: int
+    base_version: int  # version of /brokers/topics/<name> read at plan time
+    new_assignment: Mapping[int, tuple[int, ...]]  # only the added partitions
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanCounts:
+    add: int
+    change: int
+    remove: int
+    topics_created: int
+    partitions_added: int
+
+    @property
+    def total(self) -> int:
+        return self.add + self.change + self.remove + self.topics_created + self.partitions_added
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    cluster: str
+    entities: tuple[EntityPlan, ...] = ()
+    topics_to_create: tuple[TopicCreate, ...] = ()
+    partition_increases: tuple[PartitionIncrease, ...] = ()
+    unmanaged: tuple[str, ...] = ()  # entity display names present live but declared by no manifest
+    ignored: int = 0  # live keys left alone because of policy.ignoreKeys / replication throttles
+    warnings: tuple[str, ...] = ()
+    revision: str | None = None
+    created_at: str | None = None  # ISO-8601 UTC; excluded from the plan id
+    kafka_version: str | None = None
+    format_version: int = FORMAT_VERSION
+    plan_id: str = field(default="")
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.entities or self.topics_to_create or self.partition_increases)
+
+    @property
+    def counts(self) -> PlanCounts:
+        ops = [c.op for e in self.entities for c in e.changes]
+        return PlanCounts(
+            add=ops.count("+"),
+            change=ops.count("~"),
+            remove=ops.count("-"),
+            topics_created=len(self.topics_to_create),
+            partitions_added=sum(p.target - p.current for p in self.partition_increases),
+        )
+
+    @property
+    def max_risk(self) -> Risk:
+        return max((e.max_risk for e in self.entities), key=RISK_ORDER.__getitem__, default="safe")
+
+    def with_id(self) -> Plan:
+        return replace(self, plan_id=compute_plan_id(self))
+
+
+# --- JSON -----------------------------------------------------------------------------------------------
+
+
+def _ref_to_json(ref: EntityRef) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": ref.entity_type, "name": ref.name}
+    if ref.client is not None:
+        out["client"] = ref.client
+    return out
+
+
+def _source_to_json(src: SourceRef | None) -> list[Any] | None:
+    return None if src is None else [src.file, src.line, src.column]
+
+
+def _source_from_json(raw: Any) -> SourceRef | None:
+    return None if raw is None else SourceRef(str(raw[0]), int(raw[1]), int(raw[2]))
+
+
+def _secret_to_json(ref: SecretRef | None) -> dict[str, str] | None:
+    if ref is None:
+        return None
+    if ref.env is not None:
+        return {"env": ref.env}
+    if ref.file is not None:
+        return {"file": ref.file}
+    return {"encoded": ref.encoded or ""}
+
+
+def _assignment_to_json(a: Mapping[int, Sequence[int]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(a.items())}
+
+
+def _assignment_from_json(raw: Mapping[str, Sequence[int]]) -> dict[int, tuple[int, ...]]:
+    return {int(p): tuple(int(b) for b in r) for p, r in raw.items()}
+
+
+def _change_to_json(c: Change) -> dict[str, Any]:
+    return {
+        "key": c.key,
+        "op": c.op,
+        "before": c.before,
+        "after": c.after,
+        "sensitive": c.sensitive,
+        "redacted": c.redacted,
+        "secret": _secret_to_json(c.secret),
+        "reencode": c.reencode,
+        "risk": c.risk,
+        "reasons": list(c.reasons),
+        "source": _source_to_json(c.source),
+    }
+
+
+def _change_from_json(raw: Mapping[str, Any]) -> Change:
+    secret = raw.get("secret")
+    return Change(
+        key=raw["key"],
+        op=raw["op"],
+        before=raw.get("before"),
+        after=raw.get("after"),
+        sensitive=bool(raw.get("sensitive", False)),
+        redacted=raw.get("redacted"),
+        secret=SecretRef(**secret) if secret else None,
+        reencode=bool(raw.get("reencode", False)),
+        risk=raw.get("risk", "safe"),
+        reasons=tuple(raw.get("reasons", ())),
+        source=_source_from_json(raw.get("source")),
+    )
+
+
+def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "formatVersion": plan.format_version,
+        "cluster": plan.cluster,
+        "kafkaVersion": plan.kafka_version,
+        "revision": plan.revision,
+        "createdAt": plan.created_at,
+        "entities": [
+            {
+                "entity": _ref_to_json(e.ref),
+                "path": e.ref.path,
+                "baseVersion": e.base_version,
+                "deleteEntity": e.delete_entity,
+                "changes": [_change_to_json(c) for c in e.changes],
+            }
+            for e in plan.entities
+        ],
+        "topicsToCreate": [
+            {
+                "name": t.name,
+                "partitions": t.partitions,
+                "replicationFactor": t.replication_factor,
+                "config": dict(sorted(t.config.items())),
+                "assignment": _assignment_to_json(t.assignment),
+                "source": _source_to_json(t.source),
+            }
+            for t in plan.topics_to_create
+        ],
+        "partitionIncreases": [
+            {
+                "name": p.name,
+                "current": p.current,
+                "target": p.target,
+                "baseVersion": p.base_version,
+                "newAssignment": _assignment_to_json(p.new_assignment),
+                "source": _source_to_json(p.source),
+            }
+            for p in plan.partition_increases
+        ],
+        "unmanaged": list(plan.unmanaged),
+        "ignored": plan.ignored,
+        "warnings": list(plan.warnings),
+    }
+    if include_id:
+        out["planId"] = plan.plan_id
+    return out
+
+
+def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
+    version = raw.get("formatVersion")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"unsupported plan format version {version!r} (this reconciler reads {FORMAT_VERSION})")
+    return Plan(
+        format_version=FORMAT_VERSION,
+        plan_id=raw.get("planId", ""),
+        cluster=raw["cluster"],
+        kafka_version=raw.get("kafkaVersion"),
+        revision=raw.get("revision"),
+        created_at=raw.get("createdAt"),
+        entities=tuple(
+            EntityPlan(
+                ref=EntityRef(e["entity"]["type"], e["entity"]["name"], e["entity"].get("client")),
+                base_version=e.get("baseVersion"),
+                delete_entity=bool(e.get("deleteEntity", False)),
+                changes=tuple(_change_from_json(c) for c in e["changes"]),
+            )
+            for e in raw.get("entities", ())
+        ),
+        topics_to_create=tuple(
+            TopicCreate(
+                name=t["name"],
+                partitions=int(t["partitions"]),
+                replication_factor=int(t["replicationFactor"]),
+                config=dict(t.get("config", {})),
+                assignment=_assignment_from_json(t["assignment"]),
+                source=_source_from_json(t.get("source")),
+            )
+            for t in raw.get("topicsToCreate", ())
+        ),
+        partition_increases=tuple(
+            PartitionIncrease(
+                name=p["name"],
+                current=int(p["current"]),
+                target=int(p["target"]),
+                base_version=int(p["baseVersion"]),
+                new_assignment=_assignment_from_json(p["newAssignment"]),
+                source=_source_from_json(p.get("source")),
+            )
+            for p in raw.get("partitionIncreases", ())
+        ),
+        unmanaged=tuple(raw.get("unmanaged", ())),
+        ignored=int(raw.get("ignored", 0)),
+        warnings=tuple(raw.get("warnings", ())),
+    )
+
+
+def compute_plan_id(plan: Plan) -> str:
+    """Hash of the canonical content (creation time and the id itself excluded): same plan, same id."""
+    body = plan_to_dict(plan, include_id=False)
+    body.pop("createdAt", None)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def plan_to_json(plan: Plan) -> str:
+    return json.dumps(plan_to_dict(plan), indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_from_json(text: str) -> Plan:
+    return plan_from_dict(json.loads(text))

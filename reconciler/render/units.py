@@ -1,0 +1,109 @@
+"""Human forms of config values: `604800000` -> `7d`, `1073741824` -> `1 GiB`, `-1` -> `infinite`.
+
+Shared by risk reasons and the renderers so an operator reads the same wording everywhere. The unit is
+inferred from Kafka's naming conventions (`*.ms`, `*.bytes`, `*_byte_rate`, `*.throttled.rate`); keys
+that follow none of them are shown as written.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Unit = Literal["ms", "bytes", "bytes/s"]
+
+# Kafka's "no limit" defaults (Int.MaxValue, Long.MaxValue, the double quota default 2.147483647E9).
+_UNLIMITED = frozenset({2147483647, 9223372036854775807})
+_DURATIONS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1))
+_SIZES = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+# Keys whose negative values mean "no limit" (-1) or "same as the total retention" (-2, tiered storage).
+NEGATIVE_MEANS_UNLIMITED = frozenset(
+    {
+        "retention.ms",
+        "log.retention.ms",
+        "retention.bytes",
+        "log.retention.bytes",
+        "local.retention.ms",
+        "log.local.retention.ms",
+        "local.retention.bytes",
+        "log.local.retention.bytes",
+    }
+)
+
+
+def unit_of(key: str) -> Unit | None:
+    if key.endswith(".ms"):
+        return "ms"
+    if key.endswith(("_byte_rate", ".throttled.rate", ".bytes.per.second")):
+        return "bytes/s"
+    if key.endswith((".bytes", ".buffer.size")):
+        return "bytes"
+    return None
+
+
+def parse_number(value: str | None) -> float | None:
+    """Kafka parses numbers after trimming; anything else (or NaN) is not comparable as a number."""
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return None if number != number else number  # NaN is never ordered
+
+
+def _duration(ms: int) -> str:
+    parts: list[str] = []
+    rest = ms
+    for name, size in _DURATIONS:
+        if rest >= size:
+            parts.append(f"{rest // size}{name}")
+            rest %= size
+    shown = "".join(parts[:2])
+    return shown if len(parts) <= 2 else f"≈{shown}"  # two components are enough to read at a glance
+
+
+def _size(n: int, suffix: str) -> str:
+    for name, size in _SIZES:
+        if n >= size:
+            if n % size == 0:
+                return f"{n // size} {name}{suffix}"
+            return f"≈{n / size:.1f} {name}{suffix}"
+    return f"{n} B{suffix}"
+
+
+def humanize(key: str, value: str | None) -> str | None:
+    """The human annotation of a value (`7d`, `1 GiB`, `infinite`), or None when it would add nothing."""
+    unit = unit_of(key)
+    number = parse_number(value)
+    if number is None or (unit is None and number not in _UNLIMITED):
+        return None
+    if number < 0:
+        if key not in NEGATIVE_MEANS_UNLIMITED:
+            return None
+        return "same as retention" if number == -2 and "local" in key else "infinite"
+    if number in _UNLIMITED:
+        return "unlimited"
+    if not number.is_integer():
+        return None
+    n = int(number)
+    if unit == "ms":
+        return _duration(n) if n >= 1000 else None
+    if unit is not None and n >= 1024:
+        return _size(n, "/s" if unit == "bytes/s" else "")
+    return None
+
+
+def describe(key: str, value: str | None) -> str:
+    """`604800000 (7d)`: the exact value an operator can grep for, plus its human form."""
+    if value is None:
+        return "(unset)"
+    human = humanize(key, value)
+    return value if human is None else f"{value} ({human})"
+
+
+def short(key: str, value: str | None) -> str:
+    """`7d`: the human form alone when there is one (for reasons), else the value."""
+    if value is None:
+        return "(unset)"
+    human = humanize(key, value)
+    return value if human is None or human.startswith("≈") else human

@@ -1,0 +1,131 @@
+"""Broker and topic config keys as a broker's alter-config path would check them (ground truth §3.2, §4.1, §6).
+
+A direct ZooKeeper write skips these checks and brokers silently drop what they dislike, so every rule
+here names the key, says why Kafka refuses it and what to write instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from reconciler.catalog import Catalog, ConfigKey
+from reconciler.errors import Diagnostic
+from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
+from reconciler.values import check
+
+ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
+
+
+def _unknown(catalog: Catalog, key: str, scope: str, version: str, what: str, value: DesiredValue) -> Diagnostic:
+    newer = catalog.topic(key) if scope == "topic" else catalog.resolve_broker(key).base
+    if newer is not None:
+        message = f"{what} '{key}' needs Kafka {newer.since} or later; this cluster runs {version}"
+    else:
+        hint = catalog.suggest(key, scope, version)
+        message = f"unknown {what} '{key}'" + (f"; did you mean '{hint}'?" if hint else "")
+    return Diagnostic("error", message, value.source, key)
+
+
+def _value_problem(base: ConfigKey, key: str, value: DesiredValue) -> Diagnostic | None:
+    if isinstance(value.value, SecretRef):
+        return None  # secret rules decide where references are legal
+    reason = check(base, value.value)
+    if reason is None:
+        return None
+    return Diagnostic("error", f"invalid value '{value.value}' for '{key}': {reason}", value.source, key)
+
+
+def check_broker_key(
+    catalog: Catalog, entity: str, key: str, value: DesiredValue, version: str
+) -> Iterator[Diagnostic]:
+    info = catalog.resolve_broker(key, version)
+    base = info.base
+    if base is None:
+        quota = catalog.quota("brokers", key)  # replication throttles: dynamic-only broker keys
+        if quota is None:
+            yield _unknown(catalog, key, "broker", version, "broker config", value)
+        elif (problem := _value_problem(quota, key, value)) is not None:
+            yield problem
+        return
+    if info.scope == "read-only":
+        hint = catalog.suggest(key, "broker", version)
+        use = f"; set '{hint}' instead, which is dynamic" if hint and hint != key else ""
+        yield Diagnostic(
+            "error",
+            f"'{key}' is read-only: brokers read it from server.properties at startup only and ignore it in "
+            f"ZooKeeper (changing it needs a restart){use}",
+            value.source,
+            key,
+        )
+        return
+    if base.listener_prefix_only and info.listener is None:
+        yield Diagnostic(
+            "error",
+            f"'{key}' can be updated dynamically only per listener: write listener.name.<listener>.{key} "
+            "(in the Listeners document's listenerConfigs)",
+            value.source,
+            key,
+        )
+        return
+    if entity == DEFAULT_ENTITY and info.scope == "per-broker" and not info.password:
+        yield Diagnostic(
+            "error",
+            f"'{key}' is a per-broker config: Kafka ignores it at the cluster default (brokers/<default>); "
+            "set it in a BrokerConfig for each broker id",
+            value.source,
+            key,
+        )
+        return
+    if (problem := _value_problem(base, key, value)) is not None:
+        yield problem
+
+
+def check_topic_key(catalog: Catalog, key: str, value: DesiredValue, version: str) -> Iterator[Diagnostic]:
+    base = catalog.topic(key, version)
+    if base is None:
+        yield _unknown(catalog, key, "topic", version, "topic config", value)
+        return
+    if isinstance(value.value, SecretRef):
+        yield Diagnostic("error", f"topic config '{key}' is not a password; write its value", value.source, key)
+        return
+    if (problem := _value_problem(base, key, value)) is not None:
+        yield problem
+    elif key in ZK_MODE_BANNED_TRUE and value.value == "true":
+        yield Diagnostic(
+            "error",
+            f"it is invalid to set '{key}' to true in ZooKeeper mode (Kafka rejects it)",
+            value.source,
+            key,
+        )
+
+
+def _compaction_lags(config: dict[str, DesiredValue], where: str) -> Iterator[Diagnostic]:
+    low, high = config.get("min.compaction.lag.ms"), config.get("max.compaction.lag.ms")
+    if low is None or high is None or isinstance(low.value, SecretRef) or isinstance(high.value, SecretRef):
+        return
+    try:
+        if int(low.value) > int(high.value):
+            yield Diagnostic(
+                "error",
+                f"conflict topic config setting min.compaction.lag.ms ({low.value}) > max.compaction.lag.ms "
+                f"({high.value}) for {where}",
+                low.source,
+                "min.compaction.lag.ms",
+            )
+    except ValueError:
+        return  # the value rule already reported it
+
+
+def check_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
+    version = state.cluster.kafka_version
+    diags: list[Diagnostic] = []
+    for ref, entity in state.entities.items():
+        if ref.entity_type != "brokers":
+            continue
+        for key, value in entity.config.items():
+            diags.extend(check_broker_key(catalog, ref.name, key, value, version))
+    for topic in state.topics.values():
+        for key, value in topic.config.items():
+            diags.extend(check_topic_key(catalog, key, value, version))
+        diags.extend(_compaction_lags(dict(topic.config), f"topic {topic.name}"))
+    return diags
