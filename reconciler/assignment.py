@@ -50,7 +50,7 @@ def assign_replicas(
     fixed_start_index: int | None = None,
     fixed_shift: int | None = None,
 ) -> dict[int, tuple[int, ...]]:
-    """Replica lists (first = preferred leader) for partitions `start_partition .. start_partition+partitions-1`.
+    """Replica lists (first = preferred leader) of partitions `start_partition` .. `+ partitions - 1`.
 
     `brokers` maps broker id -> rack (None when the broker registered no rack). Brokers are taken in id order,
     as Kafka's AdminZkClient passes them. Rack-aware placement is used when every broker has a rack.
@@ -144,6 +144,7 @@ def assign_new_partitions(
     leader = existing[0][0]
     ids = sorted(brokers)
     start = next((i for i, b in enumerate(ids) if b >= leader), 0)
+    rf = len(existing[0])
     return assign_replicas(
-        brokers, target - current, len(existing[0]), seed=seed, start_partition=current, fixed_start_index=start
+        brokers, target - current, rf, seed=seed, start_partition=current, fixed_start_index=start
     )

@@ -67,7 +67,7 @@ class BrokerKeyInfo:
 
 
 def version_tuple(v: str) -> tuple[int, ...]:
-    """"3.6" -> (3, 6); "3.9.0-rc3" -> (3, 9, 0): leading numeric dot-separated parts."""
+    """Leading numeric dot-separated parts: "3.6" -> (3, 6); "3.9.0-rc3" -> (3, 9, 0)."""
     parts: list[int] = []
     for part in v.strip().split("."):
         m = re.match(r"\d+", part)
@@ -89,27 +89,29 @@ def _available(since: str, version: str | None) -> bool:
     return have + (0,) * (width - len(have)) >= want + (0,) * (width - len(want))
 
 
-def _release_of(metadata_version: str) -> str:
-    """ "3.6-IV2" -> "3.6": MetadataVersion also accepts the release name."""
-    return metadata_version.split("-", 1)[0]
+def _metadata_version_validator(versions: tuple[str, ...], source_version: str) -> Validator:
+    """MetadataVersion accepts every "3.6-IV2" and a release name "3.6" (of released versions only)."""
+    releases = [v.split("-", 1)[0] for v in versions]
+    newest = version_tuple(source_version)[:2]
+    accepted = [*versions, *(r for r in releases if version_tuple(r)[:2] <= newest)]
+    text = "[" + ", ".join(versions) + "]"
+    return Validator("message_format_version", allowed=tuple(dict.fromkeys(accepted)), text=text)
 
 
-def _validator(raw: Mapping[str, Any] | None, versions: tuple[str, ...]) -> Validator | None:
+def _validator(raw: Mapping[str, Any] | None, metadata_version: Validator) -> Validator | None:
     if raw is None:
         return None
-    kind = raw["kind"]
-    if kind == "message_format_version":
-        accepted = tuple(dict.fromkeys([*versions, *map(_release_of, versions)]))
-        return Validator(kind, allowed=accepted, text="[" + ", ".join(versions) + "]")
-    return Validator(kind, raw.get("min"), raw.get("max"), tuple(raw.get("allowed", ())), raw["text"])
+    if raw["kind"] == metadata_version.kind:
+        return metadata_version
+    return Validator(raw["kind"], raw.get("min"), raw.get("max"), tuple(raw.get("allowed", ())), raw["text"])
 
 
-def _key(name: str, e: Mapping[str, Any], scope: str, versions: tuple[str, ...]) -> ConfigKey:
+def _key(name: str, e: Mapping[str, Any], scope: str, metadata_version: Validator) -> ConfigKey:
     return ConfigKey(
         name=name,
         type=e["type"],
         default=e.get("default"),
-        validator=_validator(e.get("validator"), versions),
+        validator=_validator(e.get("validator"), metadata_version),
         since=e.get("since", BASE_RELEASE),
         scope=e.get("scope", scope),
         listener_prefix_only=e.get("listener_prefix_only", False),
@@ -128,11 +130,11 @@ class Catalog:
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.source_version: str = data["kafka_version"]
         self.metadata_versions: tuple[str, ...] = tuple(data["metadata_versions"])
-        mv = self.metadata_versions
+        mv = _metadata_version_validator(self.metadata_versions, self.source_version)
         self._topic = {n: _key(n, e, "topic", mv) for n, e in data["topic"].items()}
         self._broker = {n: _key(n, e, "broker", mv) for n, e in data["broker"].items()}
         self._quota = {n: _key(n, e, "quota", mv) for n, e in data["quota"].items()}
-        self._quota_kinds: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in data["quota_kinds"].items()}
+        self._quota_kinds = {kind: frozenset(names) for kind, names in data["quota_kinds"].items()}
         sets = data["sets"]
         self._cluster_level_listener: dict[str, str] = dict(sets["cluster_level_listener"])
         self.listener_mechanism_configs = frozenset(sets["listener_mechanism"])
@@ -175,7 +177,8 @@ class Catalog:
             if config in self.listener_mechanism_configs:
                 mechanism, base = mech, self.broker(config, version)
         cluster = mechanism is None and rest in self.cluster_level_listener_configs(version)
-        return BrokerKeyInfo(name, base, listener, mechanism, "cluster-wide" if cluster else "per-broker", password)
+        scope = "cluster-wide" if cluster else "per-broker"
+        return BrokerKeyInfo(name, base, listener, mechanism, scope, password)
 
     def quota(self, kind: str, name: str) -> ConfigKey | None:
         if name not in self._quota_kinds.get(kind, ()):
@@ -219,7 +222,7 @@ class Catalog:
         if scope in ("broker", "broker-dynamic"):
             return self._suggest_broker(name, version)
         if scope in self._quota_kinds:
-            return _close(name, self.names(scope, version))
+            return None if name in self._quota_kinds[scope] else _close(name, self.names(scope, version))
         raise ValueError(f"unknown catalog scope {scope!r}")
 
     def _suggest_broker(self, name: str, version: str | None) -> str | None:
@@ -237,7 +240,8 @@ class Catalog:
         if m is not None:  # keep the listener prefix, fix the config part
             fixed = _close(m.group(2), self.names("broker", version))
             return f"listener.name.{m.group(1)}.{fixed}" if fixed else None
-        return _close(name, self.names("broker-dynamic", version)) or _close(name, self.names("broker", version))
+        dynamic = _close(name, self.names("broker-dynamic", version))
+        return dynamic or _close(name, self.names("broker", version))
 
 
 def _close(name: str, candidates: tuple[str, ...]) -> str | None:

@@ -38,7 +38,7 @@ class SecretState:
 
 
 class Comparer:
-    """Catalog lookups per (scope, key), cached: a 10,000-topic diff asks for the same few keys again and again."""
+    """Catalog lookups per (scope, key), cached: a 10,000-topic diff asks for the same few keys often."""
 
     def __init__(self, catalog: Catalog, version: str | None) -> None:
         self.catalog = catalog
@@ -72,15 +72,8 @@ class Comparer:
         return cached
 
     def equal(self, ref: EntityRef, name: str, desired: str, live: str) -> bool:
-        if desired == live:
-            return True
-        key = self.key_for(ref, name)
-        if key is None:
-            return desired.strip() == live.strip()
-        try:
-            return values.equal(key, desired, live)
-        except ValueError:  # a live value Kafka cannot parse is never equal to a valid desired one
-            return False
+        # Unknown keys compare trimmed (Java's trim, as the broker reads them); known ones canonically.
+        return desired == live or values.equal(self.key_for(ref, name), desired, live)
 
 
 _MISSING = object()
@@ -102,7 +95,7 @@ class ConfigDiffer:
     warnings: list[str] = field(default_factory=list)
 
     def always_ignored(self, ref: EntityRef, key: str) -> bool:
-        """Live keys left alone unless declared (replication throttles, SCRAM credentials) or always (ignoreKeys)."""
+        """Live keys left alone: always (ignoreKeys), or unless declared (replication throttles, SCRAM)."""
         return (
             key in self.ignore_keys
             or key in REPLICATION_THROTTLE_KEYS
@@ -177,8 +170,8 @@ class ConfigDiffer:
         state = self.secret_states.get((ref, key))
         if state is not None and state.reencode:
             self.warnings.append(
-                f"{ref.display} {key}: the stored password is encoded with the old encoder secret or does not "
-                "decode; it is re-encoded with the current secret"
+                f"{ref.display} {key}: the stored password is encoded with the old encoder secret or does "
+                "not decode; it is re-encoded with the current secret"
             )
         if state is None or state.state == "unknown":
             self.warnings.append(

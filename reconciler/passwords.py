@@ -203,16 +203,19 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     if not salt:
         raise SecretError("malformed encoded password: empty salt")
     # shape checks before the (deliberately slow) key derivation
-    tag_bytes = _int(fields, TAG_LENGTH) // 8 if configured_gcm else 0
-    if configured_gcm and (tag_bytes * 8 not in _GCM_TAG_LENGTHS or not 8 <= len(iv) <= 128):
-        raise SecretError("malformed encoded password: bad GCM IV or authenticationTagLength")
+    tag_bits = _int(fields, TAG_LENGTH) if configured_gcm else 0
+    tag_bytes = tag_bits // 8
+    if configured_gcm and (
+        tag_bits not in _GCM_TAG_LENGTHS or not 8 <= len(iv) <= 128 or len(encrypted) < tag_bytes
+    ):
+        raise SecretError("malformed encoded password: bad GCM IV, tag or ciphertext length")
     if not configured_gcm and (len(iv) != 16 or not encrypted or len(encrypted) % 16):
         raise SecretError("malformed encoded password: bad CBC IV or ciphertext length")
     key = _derive_key(params.secret, kdf, key_bits, salt, iterations)
     try:
-        if configured_gcm:  # Java appends the tag to the ciphertext; a short value fails like a bad tag
-            cut = max(len(encrypted) - tag_bytes, 0)
-            mode = modes.GCM(iv, encrypted[cut:].rjust(tag_bytes, b"\0"), min_tag_length=12)
+        if configured_gcm:  # Java appends the tag to the ciphertext
+            cut = len(encrypted) - tag_bytes
+            mode = modes.GCM(iv, encrypted[cut:], min_tag_length=12)
             aead = Cipher(algorithms.AES(key), mode).decryptor()
             data = aead.update(encrypted[:cut]) + aead.finalize()
         else:

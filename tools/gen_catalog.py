@@ -162,7 +162,8 @@ def sets(dump: dict[str, Any], broker: dict[str, Any]) -> dict[str, Any]:
 def check(dump: dict[str, Any], data: dict[str, Any]) -> None:
     """Cross-check our derivation against the dump's own sets, so a new dump cannot silently drift."""
     s = dump["sets"]
-    dynamic = {n for n, e in data["broker"].items() if e["scope"] != "read-only" and not e.get("dynamic_only")}
+    broker = data["broker"]
+    dynamic = {n for n, e in broker.items() if e["scope"] != "read-only" and not e.get("dynamic_only")}
     assert dynamic == set(s["AllDynamicConfigs"]), dynamic ^ set(s["AllDynamicConfigs"])
     per_broker = {n for n, e in data["broker"].items() if e["scope"] == "per-broker"}
     assert per_broker == set(s["PerBrokerConfigs"]), per_broker ^ set(s["PerBrokerConfigs"])

@@ -27,9 +27,10 @@ KeyLookup = Callable[[str], ConfigKey | None]
 
 
 def secret_ref(raw: Mapping[str, Any]) -> SecretRef:
+    """`{secret: {env|file}}` and `{encoded}` in configs; the Cluster writes `{env|file}` directly."""
     if "encoded" in raw:
         return SecretRef(encoded=str(raw["encoded"]))
-    inner = raw["secret"]
+    inner = raw.get("secret", raw)
     return SecretRef(env=inner["env"]) if "env" in inner else SecretRef(file=str(inner["file"]))
 
 

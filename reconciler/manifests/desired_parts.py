@@ -60,9 +60,9 @@ class Declared:
                 diags.append(
                     Diagnostic(
                         "error",
-                        f"{key!r} for {ref.display} is set twice (also at {target[key].source}); "
+                        f"{key!r} for {ref.display} is also set by the Listeners document (at {value.source}); "
                         "listener settings belong in the Listeners document only",
-                        value.source,
+                        target[key].source,
                         key,
                     )
                 )
@@ -160,7 +160,9 @@ def build_topics(
             source = doc.mark(path)
             if name in topics:
                 diags.append(
-                    Diagnostic("error", f"topic {name!r} is declared twice (first at {topics[name].source})", source)
+                    Diagnostic(
+                        "error", f"topic {name!r} is declared twice (first at {topics[name].source})", source, name
+                    )
                 )
                 continue
             entry = entry or {}

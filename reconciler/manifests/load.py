@@ -174,7 +174,7 @@ class _Reader:
     def node(self, event: Any, path: YamlPath, depth: int) -> tuple[Any, bool]:
         """The value of a node that is not a plain untagged scalar; (value, whether to skip its content)."""
         kind, line, col = type(event), event.start_mark.line + 1, event.start_mark.column + 1
-        name = path[-1] if path and type(path[-1]) is str else None
+        name = next((part for part in reversed(path) if type(part) is str), None)
         if kind is yaml.AliasEvent:
             self.error(f"aliases (*{event.anchor}) are not allowed; write the value out", line, col, name)
             return None, False
@@ -238,15 +238,24 @@ class _Reader:
                             skip = 1 if kind is map_start or kind is seq_start else 0
                         continue
                     value: Any = None
-                    if kind is scalar and event.tag is None and event.anchor is None:
+                    if event.anchor is not None or kind is alias or event.tag is not None:
+                        value, skipping = self.node(event, _child(frame) if frame else (), len(stack))
+                        skip = 1 if skipping else 0
+                    elif kind is scalar:
                         value = event.value
-                        if not event.style and (not value or value[0] in _MAYBE_TYPED):
+                        if event.style or (value and value[0] not in _MAYBE_TYPED):
+                            pass  # a string: quoted, block, or plain that cannot be anything else
+                        elif value.isdigit() and value.isascii() and len(value) < 4300:
+                            value = int(value)
+                        else:
                             try:
                                 value = _resolve(value, None)
-                            except ValueError:  # let node() report it with the key's name
+                            except ValueError:  # let node() report it, with the key's name
                                 value, _ = self.node(event, _child(frame) if frame else (), len(stack))
                         if frame is None:
                             empty_root = not event.style and event.value == ""
+                    elif len(stack) < MAX_DEPTH:
+                        value = {} if kind is map_start else []
                     else:
                         value, skipping = self.node(event, _child(frame) if frame else (), len(stack))
                         skip = 1 if skipping else 0

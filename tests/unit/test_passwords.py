@@ -49,8 +49,9 @@ PLAINTEXTS = {
 
 
 def _label(plaintext: str) -> str:
-    if not plaintext:
-        return "empty"
+    known = {text: name for name, text in PLAINTEXTS.items()}
+    if plaintext in known:
+        return known[plaintext]
     if len(plaintext) > 40:
         return f"len{len(plaintext)}"
     return re.sub(r"[^0-9A-Za-z]+", "_", plaintext.encode("ascii", "backslashreplace").decode()).strip("_")
@@ -323,6 +324,21 @@ def test_malformed_fields_are_reported(field: str, value: str, message: str) -> 
     broken = _set_field(encode(Secret("pw"), params), field, value)
     with pytest.raises(SecretError, match=message):
         decode(broken, params)
+
+
+@pytest.mark.parametrize(("tag_bits", "ok"), [(128, True), (96, True), (100, False), (64, False)])
+def test_gcm_tag_length_is_read_from_the_stored_value(tag_bits: int, ok: bool) -> None:
+    params = EncoderParams(Secret("s"), cipher_algorithm=GCM, iterations=1)
+    encoded = encode(Secret("pw"), params)
+    full = base64.b64decode(_fields(encoded)["encryptedPassword"])
+    truncated = full[: len(full) - (128 - tag_bits) // 8]  # a shorter GCM tag is a prefix of the full one
+    stored = _set_field(encoded, "encryptedPassword", base64.b64encode(truncated).decode())
+    stored = _set_field(stored, "authenticationTagLength", str(tag_bits))
+    if ok:
+        assert decode(stored, params) == Secret("pw")
+    else:
+        with pytest.raises(SecretError, match="bad GCM IV, tag or ciphertext length"):
+            decode(stored, params)
 
 
 @pytest.mark.parametrize("value", ["", "changeit", "a:b,c:d", "no colon at all, x:y", "salt:abc"])

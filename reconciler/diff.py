@@ -1,0 +1,146 @@
+"""PURE: (DesiredState, LiveState) -> Plan. Ownership, canonical comparison, secrets, topics (SPEC §3, §5).
+
+* Every declared entity (and the config of every declared topic) is the complete desired set: live keys not
+  declared are removed, except `policy.ignoreKeys`, the replication throttles that kafka-reassign-partitions
+  sets and SCRAM credentials in users/<user> (the last two unless declared). Those are counted in `ignored`.
+* Live entities that no manifest declares are unmanaged: listed, never touched, unless `policy.prune`
+  (brokers/clients/users/ips only; topics are never pruned nor deleted).
+* Quota entities left without config and without children are deleted, as Kafka's `tryCleanQuotaNodes`
+  does; broker and topic znodes are kept as `{"version":1,"config":{}}`.
+Linear in the number of entities and keys. Every change is planned with risk "safe"; `risk.annotate`
+rates them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from reconciler.catalog import Catalog, load_catalog
+from reconciler.diff_config import Comparer, ConfigDiffer, SecretState
+from reconciler.diff_topics import plan_topics
+from reconciler.errors import Diagnostic
+from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
+from reconciler.plan import EntityPlan, Plan
+
+__all__ = ["SecretState", "build_plan", "entity_sort_key"]
+
+QUOTA_TYPES = frozenset({"clients", "users", "ips"})
+PRUNABLE_TYPES = frozenset({"brokers", "clients", "users", "ips"})
+_NO_SECRETS: Mapping[tuple[EntityRef, str], SecretState] = MappingProxyType({})
+
+_Target = tuple[EntityRef, Mapping[str, DesiredValue], SourceRef | None]
+
+
+def entity_sort_key(ref: EntityRef) -> tuple[str, str, str]:
+    """The plan's entity order: (type, name, client); a users/<u> parent sorts before its clients."""
+    return (ref.entity_type, ref.name, ref.client or "")
+
+
+def _exists(entity: LiveEntity | None) -> bool:
+    return entity is not None and entity.version is not None
+
+
+def build_plan(
+    desired: DesiredState,
+    live: LiveState,
+    *,
+    secret_states: Mapping[tuple[EntityRef, str], SecretState] = _NO_SECRETS,
+    revision: str | None = None,
+    created_at: str | None = None,
+    catalog: Catalog | None = None,
+) -> tuple[Plan, list[Diagnostic]]:
+    """The plan that makes `live` match `desired`, and the problems found (errors mean: do not apply)."""
+    catalog = catalog if catalog is not None else load_catalog()
+    policy = desired.cluster.policy
+    differ = ConfigDiffer(
+        Comparer(catalog, desired.cluster.kafka_version), frozenset(policy.ignore_keys), secret_states
+    )
+    topics = plan_topics(desired, live, catalog)
+    targets, unmanaged = _targets(desired, live, differ)
+
+    # Children (users/<u>/clients/<c>) first, so a parent knows whether it keeps any child.
+    children: dict[str, set[str]] = {}
+    for ref, live_entity in live.entities.items():
+        if ref.entity_type == "users" and ref.client is not None and _exists(live_entity):
+            children.setdefault(ref.name, set()).add(ref.client)
+    known_children = {user: set(clients) for user, clients in children.items()}
+    targets.sort(key=lambda t: (t[0].client is None, entity_sort_key(t[0])))
+
+    plans: list[EntityPlan] = []
+    ignored = 0
+    for ref, config, source in targets:
+        entity = live.entities.get(ref)
+        exists = _exists(entity)
+        result = differ.diff(ref, config, entity.config if entity is not None else {}, source)
+        ignored += result.ignored
+        delete = False
+        if ref.entity_type in QUOTA_TYPES and result.empty_after and entity is not None and exists:
+            delete = not _keeps_children(ref, entity, children, known_children)
+        if ref.entity_type == "users" and ref.client is not None:
+            if delete or (not exists and result.empty_after):
+                children.get(ref.name, set()).discard(ref.client)
+            elif result.changes:
+                children.setdefault(ref.name, set()).add(ref.client)
+        if not result.changes:
+            continue  # also: declared but absent with an empty desired config -> nothing to write
+        version = entity.version if entity is not None else None
+        plans.append(EntityPlan(ref, version, tuple(result.changes), delete))
+
+    plans.sort(key=lambda p: entity_sort_key(p.ref))
+    plan = Plan(
+        cluster=desired.cluster.name,
+        entities=tuple(plans),
+        topics_to_create=tuple(topics.creates),
+        partition_increases=tuple(topics.increases),
+        unmanaged=tuple(sorted(unmanaged)),
+        ignored=ignored,
+        warnings=tuple(sorted(set(differ.warnings))),
+        revision=revision if revision is not None else desired.revision,
+        created_at=created_at,
+        kafka_version=desired.cluster.kafka_version,
+    )
+    return plan.with_id(), [*topics.diagnostics, *differ.diagnostics]
+
+
+def _keeps_children(
+    ref: EntityRef, entity: LiveEntity, children: Mapping[str, set[str]], known: Mapping[str, set[str]]
+) -> bool:
+    if ref.entity_type != "users" or ref.client is not None:
+        return entity.has_children
+    if children.get(ref.name):
+        return True
+    # Children we were not shown (the reader may skip them): assume they stay.
+    return entity.has_children and not known.get(ref.name)
+
+
+def _targets(desired: DesiredState, live: LiveState, differ: ConfigDiffer) -> tuple[list[_Target], set[str]]:
+    """Entities to diff (declared ones and, with prune, undeclared ones), and the unmanaged display names."""
+    declared: dict[EntityRef, tuple[Mapping[str, DesiredValue], SourceRef | None]] = {
+        ref: (entity.config, entity.source) for ref, entity in desired.entities.items()
+    }
+    for name, topic in desired.topics.items():
+        declared[EntityRef("topics", name)] = (topic.config, topic.source)
+    targets: list[_Target] = []
+    for ref, (config, source) in declared.items():
+        # A topic that does not exist yet gets its config with the TopicCreate, never as an entity of its own.
+        if ref.entity_type == "topics" and ref.name not in live.topics:
+            continue
+        targets.append((ref, config, source))
+
+    unmanaged = {f"topics/{name}" for name in live.topics if name not in desired.topics}
+    empty: Mapping[str, DesiredValue] = MappingProxyType({})
+    for ref, entity in live.entities.items():
+        if ref in declared or not _exists(entity):
+            continue
+        if ref.entity_type == "topics":
+            if entity.config:
+                unmanaged.add(ref.display)  # a config znode whose topic is not declared (or gone)
+            continue
+        if not any(not differ.always_ignored(ref, key) for key in entity.config):
+            continue  # nothing we would manage (no keys, or only throttles / SCRAM / ignoreKeys)
+        if desired.cluster.policy.prune and ref.entity_type in PRUNABLE_TYPES:
+            targets.append((ref, empty, desired.cluster.source))
+        else:
+            unmanaged.add(ref.display)
+    return targets, unmanaged

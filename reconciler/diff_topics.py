@@ -1,0 +1,156 @@
+"""Topic creation and partition increases (used by `diff.build_plan`).
+
+A declared topic missing live is created with Kafka's replica placement (`assignment.py`, seeded with the
+topic name so the plan is reproducible); an existing one may only grow. A partition decrease or a
+replication-factor change is an error that explains the manual path: Kafka cannot do either through a
+config write. Pure: standard library and the core only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from reconciler.assignment import AssignmentError, assign_new_partitions, assign_replicas
+from reconciler.catalog import Catalog
+from reconciler.errors import Diagnostic
+from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredTopic, LiveState, LiveTopic, SecretRef
+from reconciler.plan import PartitionIncrease, TopicCreate
+
+
+@dataclass(slots=True)
+class TopicPlan:
+    creates: list[TopicCreate] = field(default_factory=list)
+    increases: list[PartitionIncrease] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def placement_brokers(desired: DesiredState, live: LiveState) -> dict[int, str | None]:
+    """The registered brokers with their racks; the declared broker ids (no racks) when none is registered."""
+    if live.brokers:
+        return {b: reg.rack for b, reg in sorted(live.brokers.items())}
+    return dict.fromkeys(sorted(desired.cluster.brokers))
+
+
+def _static_default(desired: DesiredState, catalog: Catalog, key: str) -> int:
+    """A broker default used on creation (`num.partitions`, `default.replication.factor`)."""
+    for name in (DEFAULT_ENTITY, "default"):
+        raw = desired.static.get(name, {}).get(key)
+        value = getattr(raw, "value", raw)
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+    entry = catalog.broker(key, desired.cluster.kafka_version)
+    default = entry.default if entry is not None else None
+    return int(default) if default is not None and default.strip().isdigit() else 1
+
+
+def plan_topics(desired: DesiredState, live: LiveState, catalog: Catalog) -> TopicPlan:
+    out = TopicPlan()
+    brokers = placement_brokers(desired, live)
+    collisions: dict[str, str] = {name.replace(".", "_"): name for name in live.topics}
+    for name, topic in sorted(desired.topics.items()):
+        existing = live.topics.get(name)
+        if existing is None:
+            _create(desired, catalog, topic, brokers, collisions, out)
+        else:
+            _resize(topic, existing, brokers, out)
+    return out
+
+
+def _create(
+    desired: DesiredState,
+    catalog: Catalog,
+    topic: DesiredTopic,
+    brokers: Mapping[int, str | None],
+    collisions: Mapping[str, str],
+    out: TopicPlan,
+) -> None:
+    name = topic.name
+    other = collisions.get(name.replace(".", "_"))
+    if other is not None:
+        out.diagnostics.append(Diagnostic(
+            "error",
+            f"Topic '{name}' collides with existing topics: {other}. Kafka treats '.' and '_' alike in "
+            "metric names, so it refuses such a topic; choose another name",
+            topic.source,
+        ))
+        return
+    config: dict[str, str] = {}
+    for key, dv in topic.config.items():
+        if isinstance(dv.value, SecretRef):
+            out.diagnostics.append(Diagnostic(
+                "error", f"topic {name}: topic configs cannot be secrets", dv.source, key
+            ))
+            return
+        config[key] = dv.value
+    # Unset means "don't care": on creation use the brokers' defaults, as a CreateTopics request would.
+    partitions = topic.partitions
+    if partitions is None:
+        partitions = _static_default(desired, catalog, "num.partitions")
+    rf = topic.replication_factor
+    if rf is None:
+        rf = _static_default(desired, catalog, "default.replication.factor")
+    if not brokers:
+        out.diagnostics.append(Diagnostic(
+            "error",
+            f"cannot create topic {name}: no broker is registered in /brokers/ids and the Cluster declares "
+            "no brokers; start the brokers (or list them in spec.brokers) and plan again",
+            topic.source,
+        ))
+        return
+    try:
+        assignment = assign_replicas(brokers, partitions, rf, seed=name)
+    except AssignmentError as exc:
+        out.diagnostics.append(Diagnostic("error", f"cannot create topic {name}: {exc}", topic.source))
+        return
+    out.creates.append(TopicCreate(name, partitions, rf, config, assignment, topic.source))
+
+
+def _resize(
+    topic: DesiredTopic, existing: LiveTopic, brokers: Mapping[int, str | None], out: TopicPlan
+) -> None:
+    name, current, live_rf = topic.name, existing.partitions, existing.replication_factor
+    want_rf = topic.replication_factor
+    if want_rf is not None and want_rf != live_rf:
+        # An example line for partition 0: keep its current replicas (leader first), add or drop at the end.
+        p0 = list(existing.assignment.get(0, ()))
+        spare = [b for b in sorted(brokers) if b not in p0]
+        example = ",".join(map(str, (p0 + spare)[:want_rf]))
+        out.diagnostics.append(Diagnostic(
+            "error",
+            f"topic {name} has replication factor {live_rf} but the manifest says {want_rf}; the "
+            f"reconciler never changes replica sets. Either set replicationFactor: {live_rf}, or change it "
+            "with kafka-reassign-partitions.sh --execute --reassignment-json-file reassign.json, where "
+            "reassign.json lists the new replicas of every partition, e.g. "
+            f'{{"version":1,"partitions":[{{"topic":"{name}","partition":0,"replicas":[{example}]}}, ...]}}, '
+            "then run it with --verify until done (that also removes the replication throttles)",
+            topic.source,
+            "replicationFactor",
+        ))
+    target = topic.partitions
+    if target is None or target == current:
+        return
+    if target < current:
+        out.diagnostics.append(Diagnostic(
+            "error",
+            f"topic {name} has {current} partitions but the manifest says {target}: Kafka cannot remove "
+            f"partitions. Set partitions: {current}, or create a new topic with {target} partitions and move "
+            f"producers and consumers to it (deleting and recreating {name} loses its data and offsets)",
+            topic.source,
+            "partitions",
+        ))
+        return
+    if existing.version is None:
+        out.diagnostics.append(Diagnostic(
+            "error", f"topic {name}: the version of /brokers/topics/{name} is unknown; plan again",
+            topic.source,
+        ))
+        return
+    try:
+        added = assign_new_partitions(brokers, existing.assignment, target, seed=name)
+    except AssignmentError as exc:
+        out.diagnostics.append(
+            Diagnostic("error", f"cannot add partitions to topic {name}: {exc}", topic.source, "partitions")
+        )
+        return
+    out.increases.append(PartitionIncrease(name, current, target, existing.version, added, topic.source))

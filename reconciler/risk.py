@@ -1,0 +1,357 @@
+"""Risk of a config change, decided by a table of rules: the one source of truth for plan and impact.
+
+`RISK_RULES` is data: the fleet impact job reads the same table (id, risk, keys, kind) to classify effective
+value changes, so wording and thresholds never drift between the two. A rule's `keys` are topic keys and
+their broker synonyms; listener-prefixed broker keys (`listener.name.<l>.[<mechanism>.]<key>`) match by
+their base key, as Kafka resolves them (`rule_key`). An empty `keys` means "any key".
+
+Comparison kinds (`before` is the value in effect before the change, `after` the one after it; for a `+`
+the value in effect before is the inherited one, for a `-` the inherited one applies after it):
+  lowered / reduced  numerically smaller (absent = unlimited; negative retention = infinite, see
+                     NEGATIVE_MEANS_UNLIMITED); for `host:N` maps, an entry lowered or removed
+  raised             numerically larger
+  changed            different (comma lists compared as sets)
+  enabled            becomes `true`
+  removed            a list/map entry (`NAME://host:port`, `NAME:PROTO`, a mechanism) disappears or changes
+  above_rf           min.insync.replicas greater than a topic's replication factor
+A value that is no number where a rule expects one is compared as a string and reported as changed, with
+that rule's risk: an unexplained change to a dangerous key deserves a look.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from reconciler.catalog import Catalog, load_catalog
+from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
+from reconciler.plan import Change, Plan
+from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, parse_number, short
+from reconciler.risk_inherit import RiskContext
+
+__all__ = [
+    "NEGATIVE_MEANS_UNLIMITED",
+    "RISK_RULES",
+    "RiskRule",
+    "annotate",
+    "assess",
+    "rule_key",
+    "rules_for_key",
+]
+
+Kind = Literal["lowered", "raised", "changed", "enabled", "removed", "above_rf", "reduced"]
+
+
+@dataclass(frozen=True, slots=True)
+class RiskRule:
+    """One row of the table. `reason` is a template over {key}, {before}, {after} and {detail}."""
+
+    id: str
+    risk: Risk
+    keys: frozenset[str]  # empty: any key (a fallback, used only when no specific rule fired)
+    kind: Kind
+    reason: str
+    ops: frozenset[ChangeOp] = frozenset(("+", "~", "-"))
+
+
+def _rule(rule_id: str, risk: Risk, kind: Kind, keys: tuple[str, ...], reason: str) -> RiskRule:
+    return RiskRule(rule_id, risk, frozenset(keys), kind, reason)
+
+
+THREAD_KEYS = (
+    "num.io.threads", "num.network.threads", "num.replica.fetchers", "background.threads",
+    "log.cleaner.threads", "num.recovery.threads.per.data.dir",
+)
+QUOTA_KEYS = (
+    "producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
+    "connection_creation_rate", "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+)
+# Kafka's DynamicPasswordConfigs; its `isPasswordConfig` is a suffix test, which `rule_key` reproduces.
+PASSWORD_KEYS = (
+    "ssl.keystore.password", "ssl.key.password", "ssl.truststore.password", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.truststore.certificates", "sasl.jaas.config",
+)
+_LOWERED = "{key} lowered from {before} to {after}"
+_CHANGED = "{key} changed from {before} to {after}"
+
+RISK_RULES: tuple[RiskRule, ...] = (
+    # --- destructive: data can be lost, or every acks=all write fails --------------------------------
+    _rule("retention-lowered", "destructive", "lowered", ("retention.ms", "log.retention.ms"),
+          "retention lowered from {before} to {after}: data older than {after} is deleted"),
+    _rule("retention-bytes-lowered", "destructive", "lowered", ("retention.bytes", "log.retention.bytes"),
+          "size retention lowered from {before} to {after} per partition: oldest segments are deleted"),
+    _rule("local-retention-lowered", "destructive", "lowered",
+          ("local.retention.ms", "log.local.retention.ms", "local.retention.bytes",
+           "log.local.retention.bytes"),
+          _LOWERED + ": local segments are deleted earlier"),
+    _rule("delete-retention-lowered", "destructive", "lowered",
+          ("delete.retention.ms", "log.cleaner.delete.retention.ms"),
+          "tombstone retention lowered from {before} to {after}: slower consumers miss deletes"),
+    _rule("cleanup-policy-changed", "destructive", "changed", ("cleanup.policy", "log.cleanup.policy"),
+          _CHANGED + ": records the new policy does not keep are deleted"),
+    _rule("unclean-leader-election-enabled", "destructive", "enabled", ("unclean.leader.election.enable",),
+          "unclean leader election enabled: an out-of-sync replica may lead and lose committed records"),
+    _rule("min-isr-above-rf", "destructive", "above_rf", ("min.insync.replicas",),
+          "min.insync.replicas {after} exceeds {detail}: every acks=all write fails"),
+    _rule("max-message-lowered", "destructive", "lowered", ("max.message.bytes", "message.max.bytes"),
+          "max message size lowered from {before} to {after}: producers of larger batches start failing"),
+    # --- disruptive: clients or brokers are affected, no data is lost --------------------------------
+    _rule("listener-removed", "disruptive", "removed", ("listeners", "advertised.listeners"),
+          "{key}: {detail}: connections through it break"),
+    _rule("protocol-map-changed", "disruptive", "removed", ("listener.security.protocol.map",),
+          "{key}: {detail}: connections through it break"),
+    _rule("security-option-removed", "disruptive", "removed",
+          ("sasl.enabled.mechanisms", "ssl.enabled.protocols"),
+          "{key}: {detail}: clients relying on it fail to connect"),
+    _rule("ssl-client-auth-changed", "disruptive", "changed", ("ssl.client.auth",),
+          _CHANGED + ": clients may fail the TLS handshake"),
+    _rule("threads-reduced", "disruptive", "reduced", THREAD_KEYS,
+          "{key} reduced from {before} to {after}: less broker capacity"),
+    _rule("quota-lowered", "disruptive", "lowered", QUOTA_KEYS,
+          _LOWERED + ": clients or replication get throttled"),
+    _rule("max-connections-lowered", "disruptive", "lowered",
+          ("max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+           "max.connection.creation.rate"),
+          _LOWERED + ": new connections may be refused"),
+    # Smaller segments roll more often: more files, mmapped indexes and handles per partition (ulimits,
+    # vm.max_map_count). Larger ones only delay retention a little, which is not disruptive.
+    _rule("segment-lowered", "disruptive", "lowered",
+          ("segment.bytes", "log.segment.bytes", "segment.ms", "log.roll.ms"),
+          _LOWERED + ": more segment files, open files and index memory"),
+    _rule("compression-changed", "disruptive", "changed", ("compression.type",),
+          _CHANGED + ": brokers recompress, older clients may lack the codec"),
+    _rule("timestamp-type-changed", "disruptive", "changed",
+          ("message.timestamp.type", "log.message.timestamp.type"),
+          _CHANGED + ": time-based retention and offset lookups shift"),
+    _rule("min-isr-raised", "disruptive", "raised", ("min.insync.replicas",),
+          "min.insync.replicas raised from {before} to {after}: acks=all writes fail sooner as ISRs shrink"),
+    _rule("credential-changed", "disruptive", "changed", PASSWORD_KEYS,
+          "sensitive value {detail} (credentials rotate): connections using the old one may fail"),
+    # Fallback for keys without a rule of their own: a removal that lowers a number is worth a look.
+    RiskRule("removal-reverts-lower", "disruptive", frozenset(), "lowered",
+             "{key} reverts from {before} to the lower inherited {after}", ops=frozenset(("-",))),
+)
+
+_BY_KEY: Mapping[str, tuple[RiskRule, ...]] = {
+    k: tuple(r for r in RISK_RULES if k in r.keys) for k in sorted({k for r in RISK_RULES for k in r.keys})
+}
+_ANY_KEY = tuple(r for r in RISK_RULES if not r.keys)
+_CREDENTIAL = next(r for r in RISK_RULES if r.id == "credential-changed")
+_NUMERIC_KINDS = ("lowered", "raised", "reduced")
+_LISTENER_PREFIX = re.compile(r"listener\.name\.[^.]*\.(.+)")
+_UNLIMITED = float("inf")
+
+
+def rule_key(key: str) -> str:
+    """The key rules name: `listener.name.ext.scram-sha-512.sasl.jaas.config` -> `sasl.jaas.config`."""
+    m = _LISTENER_PREFIX.fullmatch(key)
+    if m is None:
+        return key
+    base = m.group(1)
+    mechanism_stripped = base.split(".", 1)[-1]  # ListenerMechanismConfigs carry a mechanism segment
+    return mechanism_stripped if base not in _BY_KEY and mechanism_stripped in _BY_KEY else base
+
+
+def rules_for_key(key: str) -> tuple[RiskRule, ...]:
+    """Rules that may rate `key`: its own (table order), then the any-key fallbacks."""
+    return _BY_KEY.get(rule_key(key), ()) + _ANY_KEY
+
+
+# --- comparisons --------------------------------------------------------------------------------------
+
+
+def _magnitude(key: str, value: str | None) -> float | None:
+    """A number for ordering: absent = unlimited, negative retention = infinite; None if not a number."""
+    if value is None:
+        return _UNLIMITED
+    number = parse_number(value)
+    if number is not None and number < 0 and rule_key(key) in NEGATIVE_MEANS_UNLIMITED:
+        return _UNLIMITED
+    return number
+
+
+def _norm(value: str | None) -> str:
+    return ",".join(sorted(i for i in (x.strip() for x in (value or "").split(",")) if i))
+
+
+def _entries(value: str | None) -> dict[str, str]:
+    """`NAME://host:port`, `NAME:PROTO` or a bare item, by name."""
+    items = (i.strip() for i in (value or "").split(","))
+    return {(i.split("://", 1)[0] if "://" in i else i.split(":", 1)[0]): i for i in items if i}
+
+
+def _number_map(value: str | None) -> dict[str, float] | None:
+    """`host:100,10.0.0.1:200` (max.connections.per.ip.overrides), {} when empty, None when no such map."""
+    out: dict[str, float] = {}
+    for name, item in _entries(value).items():
+        number = parse_number(item.rsplit(":", 1)[1]) if ":" in item else None
+        if number is None:
+            return None
+        out[name] = number
+    return out
+
+
+def _entry_changes(before: str | None, after: str | None) -> str | None:
+    old, new = _entries(before), _entries(after)
+    gone = [old[n] for n in old if n not in new]
+    moved = [f"{old[n]} -> {new[n]}" for n in old if n in new and old[n] != new[n]]
+    parts = [f"{verb} {', '.join(items)}" for verb, items in (("removed", gone), ("changed", moved)) if items]
+    return "; ".join(parts) or None
+
+
+def _lowered(key: str, before: str | None, after: str | None) -> str | None:
+    """'' when lowered, the lowered entries of a map, None when not lowered."""
+    if ":" in (before or "") + (after or ""):
+        old_map, new_map = _number_map(before), _number_map(after)
+        if old_map is not None and new_map is not None:
+            low = [n for n, v in old_map.items() if new_map.get(n, -_UNLIMITED) < v]
+            return f"(lowered or removed: {', '.join(low)})" if low else None
+    old, new = _magnitude(key, before), _magnitude(key, after)
+    return "" if old is not None and new is not None and new < old else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    key: str
+    op: ChangeOp
+    before: str | None  # value in effect before (the inherited one for `+`)
+    after: str | None  # value in effect after (the inherited one for `-`)
+    topic_rf: int | None
+    rf_histogram: Mapping[int, int] | None
+    min_rf_in_cluster: int | None
+    redacted: RedactedState | None
+
+
+def _not_numbers(case: _Case, rule: RiskRule) -> bool:
+    """A numeric rule of this key meets a value that is no number: it is reported as a plain change."""
+    if not rule.keys or rule.kind not in _NUMERIC_KINDS or _number_map(case.before) is not None:
+        return False
+    odd = any(v is not None and parse_number(v) is None for v in (case.before, case.after))
+    return odd and _norm(case.before) != _norm(case.after)
+
+
+def _above_rf(case: _Case) -> str | None:
+    wanted = parse_number(case.after)
+    if wanted is None:
+        return None
+    if case.topic_rf is not None:
+        return f"the topic's replication factor {case.topic_rf}" if wanted > case.topic_rf else None
+    if case.rf_histogram is not None:
+        below = {rf: n for rf, n in case.rf_histogram.items() if rf < wanted}
+        count = sum(below.values())
+        return f"the replication factor of {count} topic(s) (lowest {min(below)})" if below else None
+    if case.min_rf_in_cluster is not None and wanted > case.min_rf_in_cluster:
+        return f"the lowest replication factor in the cluster ({case.min_rf_in_cluster})"
+    return None
+
+
+def _detail(rule: RiskRule, case: _Case) -> str | None:
+    """None: the rule does not fire; otherwise the {detail} of its reason."""
+    if rule is _CREDENTIAL:
+        if case.op == "-":
+            return "removed"
+        if case.op == "~" and case.redacted in ("changed", "unknown", None):
+            return "may change (no encoder secret)" if case.redacted == "unknown" else "changes"
+        return None  # a new credential replaces none; an unchanged one is only re-encoded
+    if rule.kind in ("lowered", "reduced"):
+        return _lowered(case.key, case.before, case.after)
+    if rule.kind == "raised":
+        old, new = _magnitude(case.key, case.before), _magnitude(case.key, case.after)
+        return "" if old is not None and new is not None and new > old else None
+    if rule.kind == "changed":
+        return "" if _norm(case.before) != _norm(case.after) else None
+    if rule.kind == "enabled":
+        return "" if _norm(case.after).lower() == "true" and _norm(case.before).lower() != "true" else None
+    if rule.kind == "removed":
+        return _entry_changes(case.before, case.after)
+    return _above_rf(case)
+
+
+def _reason(rule: RiskRule, case: _Case, detail: str) -> str:
+    before, after = short(case.key, case.before), short(case.key, case.after)
+    if case.after is None and rule.kind in _NUMERIC_KINDS:
+        after = "unlimited"  # absent limit
+    if case.before is None and rule.kind in _NUMERIC_KINDS:
+        before = "unlimited"
+    text = rule.reason.format(key=case.key, before=before, after=after, detail=detail)
+    if detail and rule.kind in _NUMERIC_KINDS:
+        text += f" {detail}"
+    return text + (" (key removed: the inherited value applies)" if case.op == "-" and rule.keys else "")
+
+
+def assess(
+    key: str,
+    op: ChangeOp,
+    before: str | None,
+    after: str | None,
+    *,
+    entity: EntityRef,
+    topic_rf: int | None = None,
+    min_rf_in_cluster: int | None = None,
+    inherited: str | None = None,
+    rf_histogram: Mapping[int, int] | None = None,
+    redacted: RedactedState | None = None,
+) -> tuple[Risk, tuple[str, ...]]:
+    """Risk and reasons of one change (reasons ordered most severe first). Never raises on odd values.
+
+    `inherited` is the value in effect when the key is absent (cluster default, static config, Kafka
+    default; None = unset, i.e. unlimited): what a `+` replaces and what a `-` falls back to. `topic_rf`
+    rates a topic's min.insync.replicas; for broker-level changes `rf_histogram` (RF -> number of topics
+    inheriting the broker value) or `min_rf_in_cluster` does. `redacted` marks a sensitive change.
+    """
+    case = _Case(
+        key=key,
+        op=op,
+        before=inherited if op == "+" else before,
+        after=inherited if op == "-" else after,
+        topic_rf=topic_rf if entity.entity_type == "topics" else None,
+        rf_histogram=rf_histogram,
+        min_rf_in_cluster=min_rf_in_cluster,
+        redacted=redacted,
+    )
+    rules = (_CREDENTIAL,) if redacted is not None else rules_for_key(key)  # any sensitive key rotates
+    fired: list[tuple[RiskRule, str]] = []
+    for rule in rules:
+        if op not in rule.ops or (not rule.keys and fired):
+            continue  # any-key rules are fallbacks
+        if _not_numbers(case, rule):
+            shown = f"{case.before or '(unset)'} to {case.after or '(unset)'}"
+            fired.append((rule, f"{key} changed from {shown} (not comparable as numbers; rated {rule.risk})"))
+        elif (detail := _detail(rule, case)) is not None:
+            fired.append((rule, _reason(rule, case, detail)))
+    if not fired:
+        return "safe", ()
+    fired.sort(key=lambda f: -RISK_ORDER[f[0].risk])  # stable: table order within one risk
+    return fired[0][0].risk, tuple(dict.fromkeys(reason for _, reason in fired))
+
+
+# --- annotating a plan --------------------------------------------------------------------------------
+
+
+def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
+    needs_rf = change.key == "min.insync.replicas"
+    risk, reasons = assess(
+        change.key,
+        change.op,
+        change.before,
+        change.after,
+        entity=ref,
+        topic_rf=ctx.topic_rf(ref.name) if needs_rf and ref.entity_type == "topics" else None,
+        rf_histogram=ctx.rf_histogram() if needs_rf and ref.entity_type == "brokers" else None,
+        inherited=ctx.inherited(ref, change.key) if change.op != "~" and not change.sensitive else None,
+        redacted=(change.redacted or "unknown") if change.sensitive else None,
+    )
+    return replace(change, risk=risk, reasons=reasons)
+
+
+def annotate(plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None) -> Plan:
+    """Rate every key change (topic creations and partition increases carry no risk) and return the plan
+    with its id recomputed, since risk is part of the plan's content."""
+    ctx = RiskContext(desired, live, catalog or load_catalog())
+    entities = tuple(
+        replace(e, changes=tuple(_rate(ctx, e.ref, c) for c in e.changes)) for e in plan.entities
+    )
+    return replace(plan, entities=entities).with_id()

@@ -1,0 +1,105 @@
+"""Compare live Kafka-encoded passwords with desired secrets, so the pure diff only sees changed/unchanged/unknown.
+
+Kafka salts every encoding, so comparing stored strings would report a change forever: live values are
+decoded with the encoder secret (or `oldSecret` during a rotation) and compared as plaintext here, and
+only the verdict leaves this module.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.diff_config import SecretState
+from reconciler.errors import SecretError
+from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
+from reconciler.passwords import EncoderParams, decode, try_decode
+from reconciler.secrets import resolve
+
+
+def base_dir(root: Path, source: SourceRef | None) -> Path:
+    """Secret files are relative to the manifest that names them."""
+    return (root / source.file).parent if source is not None else root
+
+
+@dataclass
+class Encoders:
+    """The cluster's encoder parameters with the secrets resolved (None: not available here)."""
+
+    current: EncoderParams | None
+    old: EncoderParams | None
+    problem: str | None = None
+
+
+def cluster_encoders(cluster: ClusterSpec, root: Path) -> Encoders:
+    spec = cluster.password_encoder
+    if spec is None or spec.secret is None:
+        return Encoders(None, None, "the Cluster has no passwordEncoder.secret")
+    where = base_dir(root, cluster.source)
+    try:
+        current = EncoderParams.from_spec(spec, resolve(spec.secret, where))
+        old = EncoderParams.from_spec(spec, resolve(spec.old_secret, where)) if spec.old_secret else None
+    except SecretError as exc:
+        return Encoders(None, None, exc.message)
+    return Encoders(current, old)
+
+
+def desired_plaintext(ref: SecretRef, root: Path, source: SourceRef | None, encoders: Encoders) -> Secret:
+    if ref.encoded is not None:
+        if encoders.current is None:
+            raise SecretError("a sealed value needs the encoder secret to be compared")
+        return decode(ref.encoded, encoders.current)
+    return resolve(ref, base_dir(root, source))
+
+
+@dataclass
+class SecretComparison:
+    states: dict[tuple[EntityRef, str], SecretState] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> SecretComparison:
+    out = SecretComparison()
+    encoders: Encoders | None = None
+    for ref, entity in desired.entities.items():
+        live_entity = live.entities.get(ref)
+        for key, value in entity.config.items():
+            if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
+                continue
+            encoders = encoders or cluster_encoders(desired.cluster, root)
+            out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
+                                            root, encoders, out.warnings)
+    return out
+
+
+def _state(
+    ref: EntityRef, key: str, wanted: SecretRef, source: SourceRef | None, stored: str, root: Path,
+    encoders: Encoders, warnings: list[str],
+) -> SecretState:
+    where = f"{key} on {ref.display}"
+    if encoders.current is None:
+        warnings.append(f"{where}: cannot compare the password ({encoders.problem}); shown as unknown")
+        return SecretState("unknown")
+    try:
+        plaintext = desired_plaintext(wanted, root, source, encoders)
+    except SecretError as exc:
+        warnings.append(f"{where}: {exc.message}; shown as unknown")
+        return SecretState("unknown")
+    candidates = [encoders.current] + ([encoders.old] if encoders.old else [])
+    found = try_decode(stored, *candidates)
+    if found is None:
+        warnings.append(
+            f"{where}: the live value cannot be decoded with passwordEncoder.secret"
+            + (" or oldSecret" if encoders.old else "")
+            + "; it will be re-encoded with the current secret"
+        )
+        return SecretState("unknown", reencode=True)
+    live_plain, index = found
+    same = hmac.compare_digest(live_plain.reveal().encode("utf-8"), plaintext.reveal().encode("utf-8"))
+    if not same:
+        return SecretState("changed")
+    if index > 0:
+        warnings.append(f"{where}: stored with passwordEncoder.oldSecret; it will be re-encoded with the new secret")
+        return SecretState("unchanged", reencode=True)
+    return SecretState("unchanged")
