@@ -81,6 +81,7 @@ def version_tuple(v: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+@functools.lru_cache(maxsize=1024)  # hot: every lookup asks; the (since, version) pairs are few
 def _available(since: str, version: str | None) -> bool:
     if version is None:
         return True

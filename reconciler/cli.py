@@ -99,6 +99,117 @@ def validate(obj: Context, clusters: tuple[str, ...], fmt: str) -> None:
     click.echo(f"valid: {len(states)} cluster(s), {warnings} warning(s)", err=True)
 
 
+def _render(plans: Sequence[Any], fmt: str, color: bool) -> str:
+    if fmt == "json":
+        from reconciler.render.json import render_json
+
+        return render_json(plans)
+    if fmt == "markdown":
+        from reconciler.render.markdown import render_markdown
+
+        return render_markdown(plans)
+    from reconciler.render.text import render_text
+
+    return render_text(plans, color=color)
+
+
+def _plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> list[Any]:
+    """Validate, then plan every selected cluster; every problem reported before failing."""
+    from reconciler.workflow import load_desired, plan_cluster
+
+    states, warnings = load_desired(obj.repo, clusters)
+    emit_diagnostics(warnings, "text")
+    results = []
+    problems: list[Diagnostic] = []
+    for name in sorted(states):
+        log.info("planning cluster %s", name)
+        result = plan_cluster(states[name], obj.repo, revision)
+        problems.extend(result.diagnostics)
+        results.append(result)
+    if has_errors(problems):
+        from reconciler.errors import ValidationError
+
+        raise ValidationError(problems)
+    emit_diagnostics(problems, "text")
+    return results
+
+
+@main.command()
+@click.argument("clusters", nargs=-1)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the plan file (JSON) here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0: none, 1: error).")
+@click.option("--revision", help="Git revision recorded in the plan (default: none).")
+@click.pass_obj
+def plan(
+    obj: Context, clusters: tuple[str, ...], out: Path | None, fmt: str, detailed_exitcode: bool,
+    revision: str | None,
+) -> None:
+    """Read live state and show what apply would change (reads only; never writes)."""
+    results = _plan_all(obj, clusters, revision)
+    plans = [r.plan for r in results]
+    if out is not None:
+        from reconciler.render.json import render_json
+
+        out.write_text(render_json(plans), encoding="utf-8")
+        click.echo(f"plan written to {out}", err=True)
+    click.echo(_render(plans, fmt, obj.color), nl=False)
+    if detailed_exitcode and any(not p.is_empty for p in plans):
+        raise SystemExit(ExitCode.CHANGES)
+
+
+@main.command()
+@click.argument("target", nargs=-1)
+@click.option("--auto-approve", is_flag=True, help="Apply without asking (for CI and scheduled runs).")
+@click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
+@click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@click.pass_obj
+def apply(
+    obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None
+) -> None:
+    """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
+    from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
+
+    if len(target) == 1 and target[0].endswith(".json") and Path(target[0]).is_file():
+        from reconciler.plan import plans_from_json
+
+        try:
+            plans = plans_from_json(Path(target[0]).read_text(encoding="utf-8"))
+        except (ValueError, KeyError) as exc:
+            raise ReconcilerError(f"cannot read plan file {target[0]}: {exc}") from exc
+        states, _ = load_desired(obj.repo, [p.cluster for p in plans])
+    else:
+        results = _plan_all(obj, target, None)
+        plans = [r.plan for r in results]
+        states = {r.plan.cluster: r.desired for r in results}
+    pending = [p for p in plans if not p.is_empty]
+    if not pending:
+        click.echo(_render(plans, "text", obj.color), nl=False, err=True)
+        click.echo("nothing to apply", err=True)
+        return
+    for p in pending:
+        guard(p, states[p.cluster], allow_destructive)
+    if not auto_approve:
+        click.echo(_render(pending, "text", obj.color), nl=False, err=True)
+        if not sys.stdin.isatty():
+            raise ReconcilerError("refusing to apply without confirmation: stdin is not a terminal (use --auto-approve)")
+        answer = click.prompt(f"Apply these changes to {len(pending)} cluster(s)? Only 'yes' is accepted",
+                              default="", show_default=False, err=True)
+        if answer.strip() != "yes":
+            click.echo("apply cancelled", err=True)
+            raise SystemExit(ExitCode.ERROR)
+    log_path = audit_log or default_audit_log()
+    for p in pending:
+        result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
+                                    audit_log=log_path)
+        click.echo(
+            f"{p.cluster}: applied plan {p.plan_id}: {result.entities_written} entities, "
+            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
+            f"in {result.batches} batch(es)",
+            err=True,
+        )
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Entry point that turns ReconcilerError into its exit code (for tests and `python -m`)."""
     try:

@@ -38,45 +38,46 @@ class SecretState:
 
 
 class Comparer:
-    """Catalog lookups per (scope, key), cached: a 10,000-topic diff asks for the same few keys often."""
+    """Catalog lookups and comparisons per (scope, key), memoised: a 10,000-topic diff compares the same few
+    keys and value pairs over and over."""
 
     def __init__(self, catalog: Catalog, version: str | None) -> None:
         self.catalog = catalog
         self.version = version
-        self._keys: dict[tuple[str, str], ConfigKey | None] = {}
-        self._passwords: dict[tuple[str, str], bool] = {}
+        self._info: dict[tuple[str, str], tuple[ConfigKey | None, bool]] = {}
+        self._equal: dict[tuple[str, str, str, str], bool] = {}
 
-    def key_for(self, ref: EntityRef, name: str) -> ConfigKey | None:
-        scope = ref.quota_kind
-        cached = self._keys.get((scope, name), _MISSING)
-        if cached is not _MISSING:
-            return cached  # type: ignore[return-value]
-        key: ConfigKey | None
-        if scope == "topics":
-            key = self.catalog.topic(name, self.version)
-        elif scope == "brokers":
-            key = self.catalog.resolve_broker(name, self.version).base
-        else:
-            key = self.catalog.quota(scope, name)
-        self._keys[(scope, name)] = key
-        return key
+    def _lookup(self, scope: str, name: str) -> tuple[ConfigKey | None, bool]:
+        info = self._info.get((scope, name))
+        if info is None:
+            key: ConfigKey | None
+            password = self.catalog.is_password(name)
+            if scope == "topics":
+                key = self.catalog.topic(name, self.version)
+            elif scope == "brokers":
+                resolved = self.catalog.resolve_broker(name, self.version)
+                key, password = resolved.base, password or resolved.password
+            else:
+                key = self.catalog.quota(scope, name)
+            info = self._info[(scope, name)] = (key, password)
+        return info
 
-    def is_password(self, ref: EntityRef, name: str) -> bool:
-        scope = ref.quota_kind
-        cached = self._passwords.get((scope, name))
-        if cached is None:
-            cached = self.catalog.is_password(name)
-            if scope == "brokers" and not cached:
-                cached = self.catalog.resolve_broker(name, self.version).password
-            self._passwords[(scope, name)] = cached
-        return cached
+    def key_for(self, scope: str, name: str) -> ConfigKey | None:
+        """`scope` is `EntityRef.quota_kind`: topics, brokers, clients, users, user-clients, ips."""
+        return self._lookup(scope, name)[0]
 
-    def equal(self, ref: EntityRef, name: str, desired: str, live: str) -> bool:
-        # Unknown keys compare trimmed (Java's trim, as the broker reads them); known ones canonically.
-        return desired == live or values.equal(self.key_for(ref, name), desired, live)
+    def is_password(self, scope: str, name: str) -> bool:
+        return self._lookup(scope, name)[1]
 
-
-_MISSING = object()
+    def equal(self, scope: str, name: str, desired: str, live: str) -> bool:
+        if desired == live:
+            return True
+        memo = (scope, name, desired, live)
+        same = self._equal.get(memo)
+        if same is None:
+            # Unknown keys compare trimmed (Java's trim, as the broker reads them); known ones canonically.
+            same = self._equal[memo] = values.equal(self._lookup(scope, name)[0], desired, live)
+        return same
 
 
 @dataclass(slots=True)
@@ -110,6 +111,7 @@ class ConfigDiffer:
         entity_source: SourceRef | None,
     ) -> EntityDiff:
         out = EntityDiff()
+        scope = ref.quota_kind
         for key in sorted(desired.keys() | live.keys()):
             want, have = desired.get(key), live.get(key)
             if key in self.ignore_keys:
@@ -130,24 +132,26 @@ class ConfigDiffer:
                     out.ignored += 1
                     out.empty_after = False
                     continue
-                out.changes.append(self._remove(ref, key, have, entity_source))
+                out.changes.append(self._remove(scope, key, have, entity_source))
                 continue
             out.empty_after = False
-            change = self._set(ref, key, want, have)
+            change = self._set(ref, scope, key, want, have)
             if change is not None:
                 out.changes.append(change)
         return out
 
-    def _remove(self, ref: EntityRef, key: str, have: str, source: SourceRef | None) -> Change:
-        if self.comparer.is_password(ref, key):
+    def _remove(self, scope: str, key: str, have: str, source: SourceRef | None) -> Change:
+        if self.comparer.is_password(scope, key):
             return Change(key, "-", sensitive=True, redacted="changed", source=source)
         return Change(key, "-", before=have, source=source)
 
-    def _set(self, ref: EntityRef, key: str, want: DesiredValue, have: str | None) -> Change | None:
+    def _set(
+        self, ref: EntityRef, scope: str, key: str, want: DesiredValue, have: str | None
+    ) -> Change | None:
         value = want.value
         if isinstance(value, SecretRef):
             return self._set_secret(ref, key, value, want.source, have)
-        if self.comparer.is_password(ref, key):
+        if self.comparer.is_password(scope, key):
             # Validation rejects plaintext passwords; never let one reach a plan file if it slipped through.
             self.diagnostics.append(Diagnostic(
                 "error",
@@ -158,7 +162,7 @@ class ConfigDiffer:
             return None
         if have is None:
             return Change(key, "+", after=value, source=want.source)
-        if self.comparer.equal(ref, key, value, have):
+        if self.comparer.equal(scope, key, value, have):
             return None
         return Change(key, "~", before=have, after=value, source=want.source)
 
@@ -174,10 +178,11 @@ class ConfigDiffer:
                 "not decode; it is re-encoded with the current secret"
             )
         if state is None or state.state == "unknown":
-            self.warnings.append(
-                f"{ref.display} {key}: cannot tell whether the password changes (live value not decoded, "
-                "is the encoder secret available?); it is rewritten"
-            )
+            if state is None or not state.reencode:
+                self.warnings.append(
+                    f"{ref.display} {key}: cannot tell whether the password changes (live value not "
+                    "decoded: is the encoder secret available?); it is rewritten"
+                )
             return Change(key, "~", sensitive=True, redacted="unknown", secret=secret, source=source)
         if state.state == "unchanged":
             if not state.reencode:

@@ -47,6 +47,7 @@ def _static_default(desired: DesiredState, catalog: Catalog, key: str) -> int:
 def plan_topics(desired: DesiredState, live: LiveState, catalog: Catalog) -> TopicPlan:
     out = TopicPlan()
     brokers = placement_brokers(desired, live)
+    # Kafka refuses a topic whose name equals an existing one once '.' is read as '_' (new ones count too).
     collisions: dict[str, str] = {name.replace(".", "_"): name for name in live.topics}
     for name, topic in sorted(desired.topics.items()):
         existing = live.topics.get(name)
@@ -62,7 +63,7 @@ def _create(
     catalog: Catalog,
     topic: DesiredTopic,
     brokers: Mapping[int, str | None],
-    collisions: Mapping[str, str],
+    collisions: dict[str, str],
     out: TopicPlan,
 ) -> None:
     name = topic.name
@@ -104,6 +105,7 @@ def _create(
         out.diagnostics.append(Diagnostic("error", f"cannot create topic {name}: {exc}", topic.source))
         return
     out.creates.append(TopicCreate(name, partitions, rf, config, assignment, topic.source))
+    collisions[name.replace(".", "_")] = name
 
 
 def _resize(

@@ -188,6 +188,8 @@ class ZooKeeperSpec:
     auth_scheme: str | None = None  # "digest"
     auth_credentials: SecretRef | None = None  # resolves to "user:password"
     session_timeout_s: float = 30.0
+    set_acl: bool = False  # create znodes with Kafka's secure ACLs (brokers' zookeeper.set.acl=true)
+    reconciler_path: str = "/reconciler"  # lock and audit entries live under this znode (inside the chroot)
 
     @property
     def hosts(self) -> str:

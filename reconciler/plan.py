@@ -318,3 +318,22 @@ def plan_to_json(plan: Plan) -> str:
 
 def plan_from_json(text: str) -> Plan:
     return plan_from_dict(json.loads(text))
+
+
+def plans_from_json(text: str) -> list[Plan]:
+    """Read a plan file (the JSON renderer's output: {"formatVersion", "plans": [...]}, or one plan).
+
+    Every plan's id is recomputed: a hand-edited plan file is refused rather than applied.
+    """
+    raw = json.loads(text)
+    items = raw.get("plans", [raw]) if isinstance(raw, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("not a plan file: expected an object with a 'plans' list")
+    plans = [plan_from_dict(item) for item in items]
+    for plan in plans:
+        if plan.plan_id != compute_plan_id(plan):
+            raise ValueError(
+                f"plan for cluster {plan.cluster} does not match its id {plan.plan_id!r}: the file was edited "
+                "after planning; run `reconciler plan` again"
+            )
+    return plans

@@ -13,7 +13,7 @@ the value in effect before is the inherited one, for a `-` the inherited one app
   changed            different (comma lists compared as sets)
   enabled            becomes `true`
   removed            a list/map entry (`NAME://host:port`, `NAME:PROTO`, a mechanism) disappears or changes
-  above_rf           min.insync.replicas greater than a topic's replication factor
+  above_rf           min.insync.replicas pushed above a topic's replication factor
 A value that is no number where a rule expects one is compared as a string and reported as changed, with
 that rule's risk: an unexplained change to a dangerous key deserves a look.
 """
@@ -129,7 +129,7 @@ RISK_RULES: tuple[RiskRule, ...] = (
     _rule("min-isr-raised", "disruptive", "raised", ("min.insync.replicas",),
           "min.insync.replicas raised from {before} to {after}: acks=all writes fail sooner as ISRs shrink"),
     _rule("credential-changed", "disruptive", "changed", PASSWORD_KEYS,
-          "sensitive value {detail} (credentials rotate): connections using the old one may fail"),
+          "sensitive value {detail}: connections using the old credential may fail"),
     # Fallback for keys without a rule of their own: a removal that lowers a number is worth a look.
     RiskRule("removal-reverts-lower", "disruptive", frozenset(), "lowered",
              "{key} reverts from {before} to the lower inherited {after}", ops=frozenset(("-",))),
@@ -234,16 +234,19 @@ def _not_numbers(case: _Case, rule: RiskRule) -> bool:
 
 
 def _above_rf(case: _Case) -> str | None:
-    wanted = parse_number(case.after)
+    """Only what this change pushes above the RF: a value already above it is not made worse by a cut."""
+    wanted, was = parse_number(case.after), parse_number(case.before)
     if wanted is None:
         return None
+    floor = was if was is not None else 0.0  # topics with RF < floor were above it before the change
     if case.topic_rf is not None:
-        return f"the topic's replication factor {case.topic_rf}" if wanted > case.topic_rf else None
+        rf = case.topic_rf
+        return f"the topic's replication factor {rf}" if floor <= rf < wanted else None
     if case.rf_histogram is not None:
-        below = {rf: n for rf, n in case.rf_histogram.items() if rf < wanted}
+        below = {rf: n for rf, n in case.rf_histogram.items() if floor <= rf < wanted}
         count = sum(below.values())
         return f"the replication factor of {count} topic(s) (lowest {min(below)})" if below else None
-    if case.min_rf_in_cluster is not None and wanted > case.min_rf_in_cluster:
+    if case.min_rf_in_cluster is not None and floor <= case.min_rf_in_cluster < wanted:
         return f"the lowest replication factor in the cluster ({case.min_rf_in_cluster})"
     return None
 
@@ -254,7 +257,7 @@ def _detail(rule: RiskRule, case: _Case) -> str | None:
         if case.op == "-":
             return "removed"
         if case.op == "~" and case.redacted in ("changed", "unknown", None):
-            return "may change (no encoder secret)" if case.redacted == "unknown" else "changes"
+            return "may rotate (no encoder secret to compare)" if case.redacted == "unknown" else "rotates"
         return None  # a new credential replaces none; an unchanged one is only re-encoded
     if rule.kind in ("lowered", "reduced"):
         return _lowered(case.key, case.before, case.after)

@@ -65,9 +65,10 @@ def java_double_to_string(d: float) -> str:
         return sign + repr(x)  # Python's repr is positional with ".0" in this range, digits are shortest
     _, digits, exp = Decimal(repr(x)).normalize().as_tuple()
     assert isinstance(exp, int)
-    if len(digits) == 1:  # Java prefers the closest 2-digit decimal when 1 digit suffices (4.9E-324)
-        power = exp
-        two = (Decimal(x).scaleb(-power)).quantize(Decimal("0.1"), ROUND_HALF_EVEN)
+    if len(digits) == 1:  # Java takes the closest 2-digit decimal when 1 digit suffices: 4.9E-324
+        exact = Decimal(x)
+        power = exact.adjusted()
+        two = exact.scaleb(-power).quantize(Decimal("0.1"), ROUND_HALF_EVEN)
         if float(two.scaleb(power)) == x:
             _, digits, exp = two.scaleb(power).normalize().as_tuple()
             assert isinstance(exp, int)
@@ -92,7 +93,7 @@ def _same_ignoring_case(a: str, b: str) -> bool:
 
 
 def _parse_int(v: str, bits: int) -> int | None:
-    if not _INTEGER.fullmatch(v):
+    if not _INTEGER.fullmatch(v) or not (v.isascii() or max(v) < "\U00010000"):  # Java reads UTF-16 chars
         return None
     n = int(v)
     return n if -(2 ** (bits - 1)) <= n < 2 ** (bits - 1) else None

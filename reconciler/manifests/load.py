@@ -38,13 +38,11 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 _INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _SPECIAL_FLOAT = {
-    "inf": math.inf,
-    "Inf": math.inf,
-    "INF": math.inf,
-    "nan": math.nan,
-    "NaN": math.nan,
-    "NAN": math.nan,
+    f"{sign}.{inf}": float(f"{sign}inf") for sign in ("", "+", "-") for inf in ("inf", "Inf", "INF")
 }
+_SPECIAL_FLOAT.update({".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan})
+# Characters YAML forbids in a stream (C0 controls but tab/LF/CR, DEL, C1 but NEL, surrogates, U+FFFE/F).
+_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _NUMBER_START = frozenset("0123456789+-.")
 _MAYBE_TYPED = _NUMBER_START | frozenset("~nNtTfF")  # first characters of plain scalars that may not be str
 _PLAIN_KEY_SPECIAL = _NULL | _BOOL.keys() | {"<<"}
@@ -90,9 +88,8 @@ def _resolve(value: str, tag: str | None) -> Any:
                 return float(number) if tag == _FLOAT_TAG else number
             if tag != _INT_TAG and _FLOAT.fullmatch(value):
                 return float(value)
-            if tag != _INT_TAG and value.lstrip("+-")[1:] in _SPECIAL_FLOAT and value.lstrip("+-")[0] == ".":
-                special = _SPECIAL_FLOAT[value.lstrip("+-")[1:]]
-                return -special if value[0] == "-" else special
+            if tag != _INT_TAG and value in _SPECIAL_FLOAT:
+                return _SPECIAL_FLOAT[value]
         if tag is not None:
             raise ValueError(f"{value[:50]!r} is not a valid {_tag_name(tag)}")
     return value
@@ -118,6 +115,9 @@ class _Marks(Mapping[YamlPath, SourceRef]):
 
     def __len__(self) -> int:
         return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"<{len(self._raw)} marks>"
 
 
 def _child(frame: list[Any]) -> YamlPath:
@@ -333,9 +333,14 @@ def load_text(text: str | bytes, file: str) -> tuple[list[Document], list[Diagno
             valid = exc.object[: exc.start].decode("utf-8")
             reader.error_at(f"not valid UTF-8 (byte {byte}); manifests must be UTF-8 text", valid, len(valid))
             return [], reader.diags
-    bad = re.search(r"[\x00\ud800-\udfff]", text)
-    if bad:
-        what = "a NUL byte (binary data?)" if bad.group() == "\x00" else "an unpaired UTF-16 surrogate"
+    bad = _UNPRINTABLE.search(text)
+    if bad:  # checked here rather than by the parser: its offsets are in bytes for one parser, not the other
+        char = bad.group()
+        what = (
+            "a NUL byte (binary data?)"
+            if char == "\x00"
+            else f"the non-printable character U+{ord(char):04X}"
+        )
         reader.error_at(f"file contains {what}; manifests must be YAML text", text, bad.start())
         return [], reader.diags
     return reader.read(text.removeprefix("\ufeff")), reader.diags

@@ -26,6 +26,7 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document
 
 API_VERSION = "reconciler/v1"
+_BASE = "https://kafka-reconciler.dev/schemas/v1/"  # the `$id` prefix of every schema file
 KINDS: Mapping[str, str] = MappingProxyType(
     {
         "Cluster": "cluster.json",
@@ -70,11 +71,180 @@ def _registry() -> Registry[Any]:
     return Registry().with_resources(resources)
 
 
+def _inline(schema: Any, resolver: Any) -> Any:
+    """The schema with every `$ref` replaced by what it points to (ours are not recursive).
+
+    jsonschema spends most of its time resolving references; an inlined schema validates ~2x faster and its
+    subschemas can be validated on their own (see `_Node.locate`).
+    """
+    if isinstance(schema, list):
+        return [_inline(item, resolver) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _inline(value, resolver) for key, value in schema.items() if key not in ("$ref", "$defs")}
+    if "$ref" in schema:
+        resolved = resolver.lookup(schema["$ref"])
+        target = _inline(resolved.contents, resolved.resolver)
+        # Only annotations (a description) sit beside our `$ref`s; anything else would need allOf semantics.
+        out = {**out, **target} if set(out) <= _ANNOTATIONS else {"allOf": [target, out]}
+    return out
+
+
 @cache
-def _validator(kind: str) -> Validator:
+def _schema(kind: str) -> tuple[Validator, _Node | None]:
+    """The kind's schema, inlined, as a jsonschema validator and as a fast checker (None: not compilable)."""
     registry = _registry()
-    schema = registry.contents(f"https://kafka-reconciler.dev/schemas/v1/{KINDS[kind]}")
-    return _Strict(schema, registry=registry)  # type: ignore[no-any-return]
+    uri = f"{_BASE}{KINDS[kind]}"
+    schema = _inline(registry.contents(uri), registry.resolver(base_uri=uri))
+    try:
+        node: _Node | None = _Node(schema)
+    except _Uncompilable:
+        node = None
+    return _Strict(schema), node
+
+
+class _Uncompilable(Exception):
+    """The schema uses a keyword the fast checker does not implement: use jsonschema alone."""
+
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples", "default"})
+_KNOWN = _ANNOTATIONS | {
+    "type", "enum", "const", "pattern", "minLength", "minimum", "exclusiveMinimum", "minItems", "uniqueItems",
+    "items", "properties", "additionalProperties", "required", "propertyNames", "minProperties",
+    "maxProperties", "anyOf",
+}  # fmt: skip
+_SCALARS = (str, int, float, bool, type(None))
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality of scalars: true is not 1 (jsonschema agrees)."""
+    return (type(a) is bool) == (type(b) is bool) and a == b
+
+
+def _unique(items: list[Any]) -> bool:
+    """uniqueItems for scalars (1 and 1.0 are equal, true and 1 are not); anything else: ask jsonschema."""
+    if not all(type(v) in _SCALARS for v in items):
+        return False
+    return len({(type(v) is bool, v) for v in items}) == len(items)
+
+
+class _Node:
+    """A compiled subschema answering "valid?" an order of magnitude faster than jsonschema.
+
+    Only a fast path: whatever it accepts, jsonschema accepts too (it may be stricter, never laxer); whatever
+    it rejects is handed to jsonschema, which has the last word and writes the errors.
+    """
+
+    __slots__ = (
+        "allowed", "branches", "closed", "extra", "items", "max_props", "min_items", "min_length",
+        "min_props", "minimum", "minimum_excl", "names", "props", "required", "schema", "search", "shallow",
+        "types", "unique",
+    )  # fmt: skip
+
+    def __init__(self, schema: Any) -> None:
+        if not isinstance(schema, dict) or not set(schema) <= _KNOWN:
+            raise _Uncompilable(schema)
+        self.schema, get = schema, schema.get
+        names: list[str] = [schema["type"]] if isinstance(get("type"), str) else get("type", [])
+        self.types = tuple(t for name in names for t in _PY_TYPES[name]) if "type" in schema else None
+        self.allowed = get("enum", [get("const")]) if "enum" in schema or "const" in schema else None
+        if self.allowed is not None and not all(type(v) in _SCALARS for v in self.allowed):
+            raise _Uncompilable(self.allowed)
+        self.search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+        self.min_length: int = get("minLength", 0)
+        self.minimum: float | None = get("minimum")
+        self.minimum_excl: float | None = get("exclusiveMinimum")
+        self.min_items: int = get("minItems", 0)
+        self.unique: bool = get("uniqueItems", False)
+        self.required: tuple[str, ...] = tuple(get("required", ()))
+        self.min_props: int = get("minProperties", 0)
+        self.max_props: int | None = get("maxProperties")
+        self.props = {key: _Node(sub) for key, sub in get("properties", {}).items()}
+        extra = get("additionalProperties", True)
+        self.closed = extra is False
+        self.extra = None if isinstance(extra, bool) else _Node(extra)
+        self.items = _Node(get("items")) if "items" in schema else None
+        self.names = _Node(get("propertyNames")) if "propertyNames" in schema else None
+        self.branches = tuple(_Node(sub) for sub in get("anyOf", ()))
+        # The same schema without what it says about children (they are located separately).
+        self.shallow = {
+            k: v for k, v in schema.items() if k not in ("properties", "additionalProperties", "items")
+        }
+        if self.closed:
+            self.shallow.update(properties=dict.fromkeys(self.props, True), additionalProperties=False)
+
+    def own(self, x: Any) -> bool:
+        """The keywords about this value itself (not its children)."""
+        kind = type(x)
+        if self.types is not None and kind not in self.types:
+            return False
+        if self.allowed is not None and not any(_same(x, v) for v in self.allowed):
+            return False
+        if kind is str:
+            if len(x) < self.min_length or (self.search is not None and self.search(x) is None):
+                return False
+        elif kind is int or kind is float:
+            if (self.minimum is not None and not x >= self.minimum) or (
+                self.minimum_excl is not None and not x > self.minimum_excl
+            ):
+                return False
+        elif kind is dict:
+            if len(x) < self.min_props or (self.max_props is not None and len(x) > self.max_props):
+                return False
+            if not all(k in x for k in self.required) or (
+                self.closed and not all(k in self.props for k in x)
+            ):
+                return False
+            if self.names is not None and not all(self.names.check(k) for k in x):
+                return False
+        elif kind is list and (len(x) < self.min_items or (self.unique and not _unique(x))):
+            return False
+        return not self.branches or any(branch.check(x) for branch in self.branches)
+
+    def check(self, x: Any) -> bool:
+        if not self.own(x):
+            return False
+        if type(x) is dict:
+            props, extra = self.props, self.extra
+            for key, value in x.items():
+                child = props.get(key, extra)
+                if child is not None and not child.check(value):
+                    return False
+        elif type(x) is list and self.items is not None:
+            return all(self.items.check(item) for item in x)
+        return True
+
+    def locate(self, x: Any, path: JsonPath, out: list[tuple[JsonPath, Any, Any]]) -> None:
+        """The failing parts, as (path, subschema, value) small enough for jsonschema to explain quickly.
+
+        A mapping that fails its own keywords (an unknown or a missing field) is checked without its
+        children, which are located one by one: an unknown field in `spec` must not make jsonschema walk
+        10,000 topics. An anyOf is handed over whole, as its branches need the whole value.
+        """
+        if self.check(x):
+            return
+        if self.branches:
+            out.append((path, self.schema, x))
+            return
+        if not self.own(x):
+            out.append((path, self.shallow, x))
+        if type(x) is dict:
+            for key, value in x.items():
+                child = self.props.get(key, self.extra)
+                if child is not None:
+                    child.locate(value, (*path, key), out)
+        elif type(x) is list and self.items is not None:
+            for index, item in enumerate(x):
+                self.items.locate(item, (*path, index), out)
 
 
 def validate_document(doc: Document) -> list[Diagnostic]:
@@ -106,9 +276,20 @@ def validate_document(doc: Document) -> list[Diagnostic]:
                 _diag(doc, ("kind",), f"unknown kind {json.dumps(kind)}{hint} (valid kinds: {valid})", "kind")
             )
         return diags
+    validator, node = _schema(kind)
+    if node is not None:  # the fast path: most documents are valid, and big ones are mostly topics
+        failing: list[tuple[JsonPath, Any, Any]] = []
+        node.locate(data, (), failing)
+        errors = [
+            (prefix, error)
+            for prefix, subschema, value in failing
+            for error in validator.evolve(schema=subschema).iter_errors(value)
+        ]
+    else:
+        errors = [((), error) for error in validator.iter_errors(data)]
     seen: set[tuple[JsonPath, str]] = set()
-    for error in _validator(kind).iter_errors(data):
-        for path, message, key in _explain(error):
+    for prefix, error in errors:
+        for path, message, key in _explain(error, prefix):
             if len(path) <= 1 and (key or _last_key(path)) in ("apiVersion", "kind"):
                 continue  # `required` at the top level: reported above
             if (path, message) not in seen:  # `required` yields one error per missing key, each listing all
@@ -121,14 +302,14 @@ def _diag(doc: Document, path: JsonPath, message: str, key: str | None = None) -
     return Diagnostic("error", message, doc.mark(path), key if key is not None else _last_key(path))
 
 
-def _explain(error: ValidationError) -> Iterator[tuple[JsonPath, str, str | None]]:
-    """(path to point at, message, key) for one jsonschema error; anyOf/oneOf explain the branch meant."""
-    path: JsonPath = tuple(error.absolute_path)
+def _explain(error: ValidationError, prefix: JsonPath) -> Iterator[tuple[JsonPath, str, str | None]]:
+    """(path to point at, message, key) for one jsonschema error about the value at `prefix`."""
+    path: JsonPath = (*prefix, *error.absolute_path)
     kind, value, instance = error.validator, cast(Any, error.validator_value), cast(Any, error.instance)
     schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
     label = _label(path)
     if kind in ("anyOf", "oneOf"):
-        yield from _explain_branches(error, path)
+        yield from _explain_branches(error, prefix)
     elif kind == "additionalProperties" and isinstance(instance, dict):
         allowed = sorted(schema.get("properties", {}))
         patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
@@ -182,27 +363,29 @@ def _explain(error: ValidationError) -> Iterator[tuple[JsonPath, str, str | None
         yield path, f"{label}: {error.message}", None
 
 
-def _explain_branches(error: ValidationError, path: JsonPath) -> Iterator[tuple[JsonPath, str, str | None]]:
+def _explain_branches(error: ValidationError, prefix: JsonPath) -> Iterator[tuple[JsonPath, str, str | None]]:
     """anyOf/oneOf: explain the branch whose shape fits the value, or say what the value may be."""
+    path: JsonPath = (*prefix, *error.absolute_path)
+    depth = len(error.absolute_path)
     branches: dict[int, list[ValidationError]] = {}
     for sub in error.context or ():
         branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
     fitting = [
         errs
         for errs in branches.values()
-        if not any(e.validator in _BRANCH_MISMATCH and tuple(e.absolute_path) == path for e in errs)
+        if not any(e.validator in _BRANCH_MISMATCH and len(e.absolute_path) == depth for e in errs)
     ]
     description = error.schema.get("description") if isinstance(error.schema, Mapping) else None
     if len(fitting) > 1:  # prefer the branches whose shape matched at this level (errors only deeper inside)
-        depth = {id(errs): min(len(e.absolute_path) for e in errs) for errs in fitting}
-        deepest = max(depth.values())
-        fitting = [errs for errs in fitting if depth[id(errs)] == deepest]
+        reach = {id(errs): min(len(e.absolute_path) for e in errs) for errs in fitting}
+        deepest = max(reach.values())
+        fitting = [errs for errs in fitting if reach[id(errs)] == deepest]
     # A scalar that fits no branch reads best as "must be <description>"; a mapping or list as its own errors.
     if len(fitting) == 1 and (not description or isinstance(error.instance, dict | list)):
         for sub in fitting[0]:
-            yield from _explain(sub)
+            yield from _explain(sub, prefix)
     elif len(fitting) > 1:
-        yield from _explain(best_match(e for errs in fitting for e in errs))
+        yield from _explain(best_match(e for errs in fitting for e in errs), prefix)
     elif description:
         message = f"{_label(path)} must be {description.rstrip('.')}; got {_got(error.instance)}"
         yield path, message, None

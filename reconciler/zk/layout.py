@@ -30,6 +30,7 @@ SENSITIVE_ROOT_PATHS = ("/config/users", "/config/brokers", "/delegation_token/t
 DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
     {p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
 )
+_INT_ONLY = frozenset({int})  # type(True) is bool, so booleans are rejected too
 _ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")  # EndPoint.uriParseExp
 
 
@@ -244,7 +245,7 @@ def decode_topic_assignment(name: str, data: bytes, znode: str, version: int | N
             raise LiveStateError(
                 f"znode {znode}: partition {partition!r}: {_kind(replicas)}, expected [broker ids]"
             )
-        if any(isinstance(r, bool) or not isinstance(r, int) for r in replicas):
+        if not set(map(type, replicas)) <= _INT_ONLY:  # C-speed check: 10k topics x partitions add up
             raise LiveStateError(
                 f"znode {znode}: partition {partition}: replicas {replicas!r} are not all ints"
             )

@@ -36,7 +36,9 @@ def test_worked_example_exactly() -> None:
     }
 
 
-def _kafka_unaware(n_brokers: int, partitions: int, rf: int, start: int, shift: int) -> dict[int, tuple[int, ...]]:
+def _kafka_unaware(
+    n_brokers: int, partitions: int, rf: int, start: int, shift: int
+) -> dict[int, tuple[int, ...]]:
     """The ground-truth formula, written independently of the module."""
     out = {}
     for p in range(partitions):
@@ -47,8 +49,10 @@ def _kafka_unaware(n_brokers: int, partitions: int, rf: int, start: int, shift: 
     return out
 
 
-@pytest.mark.parametrize("n,partitions,rf,start,shift", [(5, 10, 3, 0, 0), (5, 17, 3, 2, 4), (3, 9, 3, 1, 0),
-                                                         (6, 24, 2, 5, 3), (4, 4, 1, 0, 2)])
+@pytest.mark.parametrize(
+    "n,partitions,rf,start,shift",
+    [(5, 10, 3, 0, 0), (5, 17, 3, 2, 4), (3, 9, 3, 1, 0), (6, 24, 2, 5, 3), (4, 4, 1, 0, 2)],
+)
 def test_rack_unaware_formula(n: int, partitions: int, rf: int, start: int, shift: int) -> None:
     brokers: dict[int, str | None] = dict.fromkeys(range(n))
     got = assign_replicas(brokers, partitions, rf, seed="t", fixed_start_index=start, fixed_shift=shift)
@@ -59,8 +63,16 @@ def test_rack_unaware_kafka_test_vector() -> None:
     # AdminUtilsTest.testReplicaAssignment: brokers 0..4, 10 partitions, RF 3, fixed start index 0.
     got = assign_replicas(dict.fromkeys(range(5)), 10, 3, seed="x", fixed_start_index=0)
     assert got == {
-        0: (0, 1, 2), 1: (1, 2, 3), 2: (2, 3, 4), 3: (3, 4, 0), 4: (4, 0, 1),
-        5: (0, 2, 3), 6: (1, 3, 4), 7: (2, 4, 0), 8: (3, 0, 1), 9: (4, 1, 2),
+        0: (0, 1, 2),
+        1: (1, 2, 3),
+        2: (2, 3, 4),
+        3: (3, 4, 0),
+        4: (4, 0, 1),
+        5: (0, 2, 3),
+        6: (1, 3, 4),
+        7: (2, 4, 0),
+        8: (3, 0, 1),
+        9: (4, 1, 2),
     }
 
 

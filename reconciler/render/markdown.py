@@ -1,0 +1,224 @@
+"""Plans as one GitHub pull-request comment.
+
+Layout: a title with the overall summary and a risk badge, a table of clusters, then per cluster with
+something to say: its destructive/disruptive reasons first (what a reviewer must not miss), warnings, and a
+```diff block (GitHub colours `+`/`-`), folded into <details> when longer than 30 lines. The comment stays
+under GitHub's 65,536-character limit: past the budget the rest is cut with a note pointing at the plan
+artifact. Text from manifests and live state is escaped so it cannot ping people or inject HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reconciler.model import Risk
+from reconciler.plan import Change, Plan
+from reconciler.render.common import (
+    NO_CHANGES,
+    Totals,
+    all_totals,
+    entity_note,
+    entity_symbol,
+    ignored_text,
+    plan_totals,
+    secret_hint,
+    shown,
+    source,
+    summary,
+    unmanaged_text,
+)
+from reconciler.render.units import describe
+
+GITHUB_LIMIT = 65_536
+BUDGET = 60_000  # headroom for emoji counted as two UTF-16 units and text a workflow wraps around it
+DETAILS_OVER = 30  # diff lines folded into <details> beyond this
+REASONS_SHOWN = 20  # risk reasons listed per cluster
+CLUSTER_ROWS = 50  # rows in the clusters table
+PLAN_IDS_SHOWN = 10
+BADGE: dict[Risk, str] = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
+_RESERVE = 400  # always left for closing a block and the truncation note
+
+_Line = tuple[str, int]  # a diff line and the number of changes it completes (0 or 1)
+
+
+def _plain(text: str) -> str:
+    """Free text (warnings, reasons): no HTML, no @mentions, no link syntax."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("@", "@\u200b").replace("[", "\\[").replace("]", "\\]")
+
+
+def _code(text: str, cell: bool = False) -> str:
+    ticks = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (ticks + 1)
+    pad = " " if ticks else ""
+    out = f"{fence}{pad}{text}{pad}{fence}"
+    return out.replace("|", "\\|") if cell else out
+
+
+def _items(plan: Plan) -> int:
+    """Changes as the truncation note counts them: key changes, topic creations, partition increases."""
+    keys = sum(len(e.changes) for e in plan.entities)
+    return keys + len(plan.topics_to_create) + len(plan.partition_increases)
+
+
+def _comment(c: Change) -> str:
+    parts = [c.risk if c.risk != "safe" else None, secret_hint(c), source(c.source)]
+    notes = [p for p in parts if p]
+    return f"  # {' · '.join(notes)}" if notes else ""
+
+
+def _change_lines(c: Change) -> list[str]:
+    """A `~` is a `-`/`+` pair so GitHub colours both sides; a secret's `~` is one `!` line (no values)."""
+    if c.op == "~" and c.sensitive:
+        lines = [f"! {c.key} = {shown(c, 'after')}"]
+    else:
+        before = "(sensitive)" if c.sensitive else shown(c, "before")
+        lines = [f"- {c.key} = {before}"] if c.op in "~-" else []
+        lines += [f"+ {c.key} = {shown(c, 'after')}"] if c.op in "~+" else []
+    lines[-1] += _comment(c)  # risk, secret name and source end the change
+    return lines
+
+
+def _diff(plan: Plan) -> list[_Line]:
+    lines: list[_Line] = []
+    for e in plan.entities:
+        lines.append((f"@@ {entity_symbol(e)} {e.ref.display} ({entity_note(e)}) @@", 0))
+        for c in e.changes:
+            block = _change_lines(c)
+            lines.extend((text, 0) for text in block[:-1])
+            lines.append((block[-1], 1))
+    if plan.topics_to_create:
+        lines.append(("@@ topics to create @@", 0))
+    for t in plan.topics_to_create:
+        src = source(t.source)
+        text = f"+ topic {t.name}: {t.partitions} partitions, replication factor {t.replication_factor}"
+        lines.append((text + (f"  # {src}" if src else ""), 1))
+        lines.extend((f"+     {k} = {describe(k, v)}", 0) for k, v in sorted(t.config.items()))
+    if plan.partition_increases:
+        lines.append(("@@ partitions to add @@", 0))
+    for p in plan.partition_increases:
+        src = source(p.source)
+        lines.append((f"+ topic {p.name}: partitions {p.current} -> {p.target} (+{p.target - p.current})"
+                      + (f"  # {src}" if src else ""), 1))
+    return lines
+
+
+def _reasons(plan: Plan) -> list[str]:
+    out: list[str] = []
+    for risk in ("destructive", "disruptive"):
+        found = [(e.ref.display, c) for e in plan.entities for c in e.changes if c.risk == risk]
+        if not found:
+            continue
+        out.append(f"**{BADGE[risk]} {risk.capitalize()} ({len(found)})**")
+        out.extend(f"- {_code(ref)} {_code(c.key)}: {_plain('; '.join(c.reasons) or 'no reason recorded')}"
+                   for ref, c in found[:REASONS_SHOWN])
+        if len(found) > REASONS_SHOWN:
+            out.append(f"- … and {len(found) - REASONS_SHOWN} more (see the diff and the plan artifact)")
+        out.append("")
+    return out
+
+
+class _Doc:
+    """Lines under a character budget; `room` tells whether a line still fits."""
+
+    def __init__(self, budget: int) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.budget = budget
+
+    def room(self, text: str) -> bool:
+        return self.size + len(text) + 1 <= self.budget
+
+    def add(self, *texts: str) -> None:
+        for text in texts:
+            self.lines.append(text)
+            self.size += len(text) + 1
+
+
+def _head(plans: Sequence[Plan], total: Totals) -> list[str]:
+    if not total.units:
+        lines = [f"## {BADGE['safe']} Kafka config plan: no changes", "", NO_CHANGES, ""]
+    else:
+        lines = [f"## {BADGE[total.max_risk]} Kafka config plan: {summary(total)}", ""]
+        if total.max_risk == "destructive":
+            lines += ["**Destructive changes:** `apply` refuses them without `--allow-destructive`.", ""]
+    lines += ["| Cluster | Add | Change | Remove | Topics | Max risk |",
+              "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for plan in plans[:CLUSTER_ROWS]:
+        t = plan_totals(plan)
+        topics = f"{t.topics} (+{t.partitions} partitions)" if t.partitions else str(t.topics)
+        risk = f"{BADGE[t.max_risk]} {t.max_risk}" if t.units else "no changes"
+        cells = [_code(plan.cluster, cell=True), str(t.add), str(t.change), str(t.remove), topics, risk]
+        lines.append(f"| {' | '.join(cells)} |")
+    if len(plans) > CLUSTER_ROWS:
+        lines.append(f"| … {len(plans) - CLUSTER_ROWS} more clusters | | | | | |")
+    return [*lines, ""]
+
+
+def _footer(plans: Sequence[Plan]) -> list[str]:
+    revisions = sorted({p.revision for p in plans if p.revision})
+    parts = [f"revision {', '.join(_code(r) for r in revisions)}"] if revisions else []
+    if len(plans) == 1:
+        parts.insert(0, f"plan {_code(plans[0].plan_id or '(no id)')}")
+    elif len(plans) <= PLAN_IDS_SHOWN:
+        ids = (f"{_code(p.cluster)} {_code(p.plan_id or '(no id)')}" for p in plans)
+        parts.insert(0, "plans " + ", ".join(ids))
+    else:
+        parts.insert(0, f"{len(plans)} plans (ids in the plan artifact)")
+    return ["---", f"<sub>{' · '.join(parts)} · kafka-reconciler</sub>"]
+
+
+def _section(doc: _Doc, plan: Plan) -> int | None:
+    """Writes one cluster; returns None when all fit, else how many of its changes were left out."""
+    t = plan_totals(plan)
+    notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]
+    if not t.units and not plan.warnings:
+        return None
+    head = [f"### {BADGE[t.max_risk]} {_code(plan.cluster)}: {summary(t) if t.units else 'no changes'}", ""]
+    head += _reasons(plan) + [f"> ⚠️ {_plain(w)}" for w in plan.warnings] + ([""] if plan.warnings else [])
+    diff = _diff(plan)
+    ticks = max((len(m) for text, _ in diff for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (ticks + 1)
+    fold = len(diff) > DETAILS_OVER
+    opening = [*head]
+    if diff:
+        opening += [f"<details><summary>{len(diff)} diff lines</summary>", ""] if fold else []
+        opening.append(f"{fence}diff")
+    closing = ([fence] + (["", "</details>"] if fold else []) + [""]) if diff else []
+    shown_items = 0
+    for text in opening:
+        if not doc.room(text):
+            return _items(plan)
+        doc.add(text)
+    for text, units in diff:
+        if not doc.room(text):
+            doc.add(*closing)
+            return _items(plan) - shown_items
+        doc.add(text)
+        shown_items += units
+    doc.add(*closing)
+    for note in notes:
+        if not doc.room(note):
+            return 0
+        doc.add(f"<sub>{_plain(note)}</sub>", "")
+    return None
+
+
+def render_markdown(plans: Sequence[Plan], *, budget: int = BUDGET) -> str:
+    """One PR comment for all plans, at most `budget` characters (below GitHub's 65,536)."""
+    total = all_totals(plans)
+    footer = _footer(plans)
+    doc = _Doc(budget - _RESERVE - sum(len(f) + 1 for f in footer))
+    doc.add(*_head(plans, total))
+    for i, plan in enumerate(plans):
+        left = _section(doc, plan)
+        if left is not None:
+            left += sum(_items(p) for p in plans[i + 1:])
+            doc.budget += _RESERVE
+            what = f"{left} more changes" if left else "the rest"
+            doc.add(f"> **… {what} (see the plan artifact)**: this comment is cut to stay within GitHub's "
+                    "65,536-character limit.", "")
+            break
+    doc.add(*footer)
+    return "\n".join(doc.lines) + "\n"

@@ -1,0 +1,197 @@
+"""Use cases that join the adapters to the pure core: plan a cluster, guard and apply plans.
+
+manifests -> DesiredState ─┐
+ZooKeeper -> LiveState ────┴─ secret verdicts, live rules -> diff -> risk -> Plan -> apply (exactly that plan)
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import os
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from reconciler.diff import build_plan
+from reconciler.errors import Diagnostic, RefusedError, SecretError, ValidationError, has_errors
+from reconciler.manifests.validate import load_and_validate
+from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
+from reconciler.passwords import EncoderParams, decode
+from reconciler.plan import Change, Plan
+from reconciler.risk import annotate
+from reconciler.rules.live import check_live
+from reconciler.secret_compare import base_dir, cluster_encoders, compare_secrets
+from reconciler.secrets import resolve, resolve_optional
+from reconciler.zk.read import ReadScope, read_live_state
+from reconciler.zk.session import connect
+from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
+
+log = logging.getLogger(__name__)
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@contextmanager
+def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
+    """A connected client for the cluster, authenticated as the brokers' ZooKeeper identity when configured."""
+    credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source))
+    client = connect(cluster.zookeeper, credentials)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def read_scope(desired: DesiredState) -> ReadScope:
+    """Read whole entity types the manifests manage (ownership needs them); always brokers and topics."""
+    types = {ref.entity_type for ref in desired.entities} | {"topics"}
+    return ReadScope(entity_types=frozenset(types))
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    plan: Plan
+    desired: DesiredState
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: str | None) -> ClusterPlan:
+    """Pure planning once live state is read (used by `plan`, `reconcile` and tests)."""
+    secrets = compare_secrets(desired, live, root)
+    diags = check_live(desired, live)
+    plan, problems = build_plan(
+        desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc()
+    )
+    diags.extend(problems)
+    plan = annotate(plan, desired, live)
+    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings)))
+    plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version).with_id()
+    return ClusterPlan(plan, desired, tuple(diags))
+
+
+def plan_cluster(desired: DesiredState, root: Path, revision: str | None = None) -> ClusterPlan:
+    with cluster_client(desired.cluster, root) as client:
+        live = read_live_state(client, desired.cluster.name, read_scope(desired))
+    return plan_against(desired, live, root, revision)
+
+
+def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, DesiredState], list[Diagnostic]]:
+    """Validated desired states; raises ValidationError (every problem) when any is invalid."""
+    _, states, diags = load_and_validate(root, clusters)
+    if has_errors(diags):
+        raise ValidationError(diags)
+    return states, diags
+
+
+# --- apply ----------------------------------------------------------------------------------------------
+
+
+def guard(plan: Plan, desired: DesiredState, allow_destructive: bool) -> None:
+    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed."""
+    policy = desired.cluster.policy
+    allowed = allow_destructive or policy.allow_destructive
+    if plan.max_risk == "destructive" and not allowed:
+        reasons = [
+            f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}"
+            for e in plan.entities
+            for c in e.changes
+            if c.risk == "destructive"
+        ]
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan has destructive changes; re-run with --allow-destructive "
+            "to apply them:\n  " + "\n  ".join(reasons[:20])
+        )
+    removals = plan.counts.remove
+    if removals > policy.max_deletes and not allowed:
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan removes {removals} keys, more than policy.maxDeletes="
+            f"{policy.max_deletes}; re-run with --allow-destructive if that is intended"
+        )
+
+
+def _encoder_for(desired: DesiredState, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
+    encoders = cluster_encoders(desired.cluster, root)
+
+    def encoder_for(ref: EntityRef) -> EncoderParams | None:
+        if encoders.current is None:
+            raise SecretError(f"cannot encode passwords for {ref.display}: {encoders.problem}")
+        static = desired.static.get(ref.name) if ref.name != DEFAULT_ENTITY else None
+        if static is None:
+            return encoders.current
+        # a broker's own server.properties may set its encoding parameters (never its secret here)
+        params = encoders.current
+        cipher = static.get("password.encoder.cipher.algorithm")
+        length = static.get("password.encoder.key.length")
+        iterations = static.get("password.encoder.iterations")
+        return replace(
+            params,
+            cipher_algorithm=str(cipher.value) if cipher else params.cipher_algorithm,
+            key_length=int(str(length.value)) if length else params.key_length,
+            iterations=int(str(iterations.value)) if iterations else params.iterations,
+        )
+
+    return encoder_for
+
+
+def _secret_resolver(desired: DesiredState, root: Path) -> Callable[[Change, EntityRef], Secret]:
+    encoders = cluster_encoders(desired.cluster, root)
+
+    def resolve_change(change: Change, ref: EntityRef) -> Secret:
+        if change.secret is None:
+            raise SecretError(f"{change.key} on {ref.display}: the plan carries no secret reference")
+        if change.secret.encoded is not None:
+            if encoders.current is None:
+                raise SecretError(f"{change.key} on {ref.display}: {encoders.problem}")
+            return decode(change.secret.encoded, encoders.current)
+        return resolve(change.secret, base_dir(root, change.source))
+
+    return resolve_change
+
+
+def apply_cluster_plan(
+    plan: Plan,
+    desired: DesiredState,
+    root: Path,
+    *,
+    allow_destructive: bool = False,
+    audit_log: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ApplyResult:
+    guard(plan, desired, allow_destructive)
+    zk = desired.cluster.zookeeper
+    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path)
+    audit = AuditInfo(
+        plan_id=plan.plan_id,
+        cluster=plan.cluster,
+        revision=plan.revision,
+        user=os.environ.get("RECONCILER_USER") or f"{getpass.getuser()}@{socket.gethostname()}",
+        time=now_utc(),
+    )
+    with cluster_client(desired.cluster, root) as client:
+        return apply_plan(
+            client,
+            plan,
+            encoder_for=_encoder_for(desired, root),
+            resolve_secret=_secret_resolver(desired, root),
+            audit=audit,
+            options=options,
+            audit_log=audit_log,
+            progress=progress,
+        )
+
+
+def default_audit_log() -> Path:
+    state = os.environ.get("RECONCILER_AUDIT_LOG")
+    if state:
+        return Path(state)
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "kafka-reconciler" / "audit.jsonl"

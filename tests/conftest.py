@@ -1,0 +1,143 @@
+"""Shared fixtures. ZooKeeper: one real standalone server per test session (scripts/local-zookeeper.sh),
+a fresh chroot per test for isolation. Real ZooKeeper is mandatory: if it cannot start, tests fail."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from reconciler.model import ZooKeeperSpec
+from reconciler.zk.session import close, connect
+
+REPO = Path(__file__).resolve().parents[1]
+ZK_SCRIPT = REPO / "scripts" / "local-zookeeper.sh"
+ZK_FIXTURES = frozenset({"zk_server", "zk_chroot", "zk_client", "zk_connect"})
+
+
+def free_port() -> int:
+    """A loopback port free right now (the server binds it a moment later; start() retries on a clash)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_zk_script(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ZK_SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@dataclass
+class ZkServer:
+    """A real ZooKeeper started by the script; `kill()`/`restart()` are for fault-injection tests."""
+
+    port: int
+    dir: Path
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        try:
+            return int((self.dir / "zookeeper.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def is_running(self) -> bool:
+        """The recorded PID is alive and is this server (as the script checks it; a zombie has no cmdline)."""
+        pid = self.pid
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if pid else []
+        except OSError:
+            return False
+        return str(self.dir / "conf" / "zoo.cfg").encode() in cmdline
+
+    def start(self) -> None:
+        result = run_zk_script("start", "--port", str(self.port), "--dir", str(self.dir))
+        if result.returncode != 0:
+            raise RuntimeError(f"ZooKeeper did not start on port {self.port}:\n{result.stderr}")
+
+    def stop(self) -> None:
+        result = run_zk_script("stop", "--dir", str(self.dir))
+        if result.returncode != 0:
+            raise RuntimeError(f"ZooKeeper did not stop:\n{result.stderr}")
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: no clean shutdown) and wait until it is gone."""
+        pid = self.pid
+        if pid is None or not self.is_running():
+            return
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.is_running():
+            time.sleep(0.05)
+
+    def restart(self) -> None:
+        """Start again on the same port and data directory (after kill() or stop())."""
+        if not self.is_running():
+            self.start()
+
+
+@pytest.fixture(scope="session")
+def zk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZkServer]:
+    directory = tmp_path_factory.mktemp("zookeeper")
+    errors = []
+    for _ in range(3):  # the free port may be taken between probing and binding
+        server = ZkServer(free_port(), directory)
+        try:
+            server.start()
+            break
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    else:
+        pytest.fail("cannot start a real ZooKeeper (required):\n" + "\n".join(errors), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk_chroot(zk_server: ZkServer) -> str:
+    """A unique, existing chroot (`/t-<uuid>`) on the session's server: isolation without a restart."""
+    zk_server.restart()  # heal after a fault test that killed the server
+    chroot = f"/t-{uuid.uuid4().hex[:12]}"
+    client = KazooClient(hosts=zk_server.connect, timeout=10)
+    client.start(timeout=15)
+    try:
+        client.create(chroot)
+    finally:
+        client.stop()
+        client.close()
+    return chroot
+
+
+@pytest.fixture
+def zk_connect(zk_server: ZkServer, zk_chroot: str) -> str:
+    """The connect string of this test's cluster: `127.0.0.1:PORT/t-<uuid>`."""
+    return f"{zk_server.connect}{zk_chroot}"
+
+
+@pytest.fixture
+def zk_client(zk_connect: str) -> Iterator[KazooClient]:
+    """A started client on this test's chroot (made by `reconciler.zk.session.connect`)."""
+    client = connect(ZooKeeperSpec(zk_connect, session_timeout_s=10.0), connect_timeout_s=15.0)
+    yield client
+    close(client)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests using a ZooKeeper fixture get the `zk` marker, so `-m "not zk"` deselects them."""
+    for item in items:
+        if ZK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.zk)
