@@ -149,9 +149,9 @@ def plan(
     results = _plan_all(obj, clusters, revision)
     plans = [r.plan for r in results]
     if out is not None:
-        from reconciler.render.json import render_json
+        from reconciler.render.json import render_plan_file
 
-        out.write_text(render_json(plans), encoding="utf-8")
+        out.write_text(render_plan_file(plans), encoding="utf-8")
         click.echo(f"plan written to {out}", err=True)
     click.echo(_render(plans, fmt, obj.color), nl=False)
     if detailed_exitcode and any(not p.is_empty for p in plans):

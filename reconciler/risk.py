@@ -227,8 +227,11 @@ class _Case:
 
 def _not_numbers(case: _Case, rule: RiskRule) -> bool:
     """A numeric rule of this key meets a value that is no number: it is reported as a plain change."""
-    if not rule.keys or rule.kind not in _NUMERIC_KINDS or _number_map(case.before) is not None:
+    if not rule.keys or rule.kind not in _NUMERIC_KINDS:
         return False
+    values = (case.before, case.after)
+    if any(":" in (v or "") for v in values) and all(_number_map(v) is not None for v in values):
+        return False  # `host:N` maps, compared entry by entry
     odd = any(v is not None and parse_number(v) is None for v in (case.before, case.after))
     return odd and _norm(case.before) != _norm(case.after)
 
@@ -347,6 +350,8 @@ def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
         inherited=ctx.inherited(ref, change.key) if change.op != "~" and not change.sensitive else None,
         redacted=(change.redacted or "unknown") if change.sensitive else None,
     )
+    if risk == change.risk and reasons == change.reasons:
+        return change  # most changes are safe: keep the object
     return replace(change, risk=risk, reasons=reasons)
 
 

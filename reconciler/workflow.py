@@ -52,7 +52,10 @@ def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
 
 
 def read_scope(desired: DesiredState) -> ReadScope:
-    """Read whole entity types the manifests manage (ownership needs them); always brokers and topics."""
+    """Read whole entity types the manifests manage (ownership needs them), every type when pruning
+    (undeclared entities must be seen to be removed); always brokers and topics."""
+    if desired.cluster.policy.prune:
+        return ReadScope()
     types = {ref.entity_type for ref in desired.entities} | {"topics"}
     return ReadScope(entity_types=frozenset(types))
 

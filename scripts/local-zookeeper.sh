@@ -26,8 +26,8 @@ done
 case "$CMD" in start|stop|status) ;; *) usage ;; esac
 [ -z "$PORT" ] || [[ "$PORT" =~ ^[0-9]+$ && "$PORT" -ge 1 && "$PORT" -le 65535 ]] || die "invalid port: $PORT"
 
-mkdir -p "$DIR"
-DIR=$(cd "$DIR" && pwd)   # absolute: the PID check matches it in the server's command line
+[ "$CMD" != start ] || mkdir -p "$DIR"   # status/stop of a directory never used: simply "stopped"
+[ ! -d "$DIR" ] || DIR=$(cd "$DIR" && pwd)   # absolute: the PID check matches it in the server's command line
 CFG="$DIR/conf/zoo.cfg"
 PIDFILE="$DIR/zookeeper.pid"
 OUT="$DIR/log/zookeeper.out"
@@ -45,6 +45,9 @@ our_pid() {
   tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$CFG" || return 1
   echo "$pid"
 }
+
+# Alive and not a zombie (a zombie keeps its PID until reaped, but its cmdline is empty).
+alive() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
 
 # Send a four-letter word with bash's /dev/tcp (nc may be missing); prints the answer.
 four_letter() {
@@ -127,15 +130,15 @@ cmd_stop() {
   fi
   kill -TERM "$pid" 2>/dev/null || true
   for i in $(seq 1 100); do   # up to 10 s, then SIGKILL
-    kill -0 "$pid" 2>/dev/null || break
+    alive "$pid" || break
     sleep 0.1
   done
-  if kill -0 "$pid" 2>/dev/null; then
+  if alive "$pid"; then
     log "pid $pid did not stop after SIGTERM; sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
-    for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for i in $(seq 1 50); do alive "$pid" || break; sleep 0.1; done
   fi
-  kill -0 "$pid" 2>/dev/null && die "pid $pid is still alive"
+  alive "$pid" && die "pid $pid is still alive"
   rm -f "$PIDFILE"
   log "stopped (pid $pid)"
 }
@@ -166,7 +169,7 @@ cmd_start() {
   pid=$!
   echo "$pid" >"$PIDFILE"
   for i in $(seq 1 300); do   # up to ~30 s
-    if ! kill -0 "$pid" 2>/dev/null; then
+    if ! alive "$pid"; then
       log "server exited during start-up; last lines of $OUT and $DIR/log/zookeeper.log:"
       tail -n 20 "$OUT" "$DIR/log/zookeeper.log" >&2 2>/dev/null || true
       rm -f "$PIDFILE"

@@ -31,7 +31,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_zk_script(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_zk_script(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", str(ZK_SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False
     )

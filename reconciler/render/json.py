@@ -1,9 +1,13 @@
 """Plans as stable JSON for tools: `{"formatVersion": 1, "plans": [...], "summary": {...}}`.
 
-Each plan is `plan.plan_to_dict`, so `plan_from_dict` reads it back. This is a *view*: sealed (Kafka-encoded)
-secret values are left out (`"secret": null`) and sensitive before/after are always null. The artefact that
-`apply` executes is the `--out` file (`plan.plan_to_json`). A plan whose sealed value was left out keeps its
-original `planId`, which then no longer matches its content, so it cannot pass as that artefact.
+Each plan is `plan.plan_to_dict`, so `plan.plans_from_json` reads the document back. Two forms:
+* `render_json` is the *view* (`--format json`, stdout, CI logs): sealed (Kafka-encoded) secret values are
+  left out (`"secret": null`) and sensitive before/after are always null, like every other renderer. A plan
+  that lost a sealed value keeps its original `planId`, which then no longer matches its content, so
+  `plans_from_json` refuses to apply it instead of applying it without its secret.
+* `render_plan_file` is the *artefact* `apply` executes (`--out`): the same document with the secret
+  references apply must resolve (env/file names and sealed values, which are ciphertext and safe to commit,
+  never plaintext).
 """
 
 from __future__ import annotations
@@ -48,10 +52,20 @@ def summary_dict(plans: Sequence[Plan]) -> dict[str, Any]:
     }
 
 
-def render_json(plans: Sequence[Plan]) -> str:
+def _document(plans: Sequence[Plan], view: bool) -> str:
     doc = {
         "formatVersion": FORMAT_VERSION,
-        "plans": [plan_to_dict(redacted(p)) for p in plans],
+        "plans": [plan_to_dict(redacted(p) if view else p) for p in plans],
         "summary": summary_dict(plans),
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json(plans: Sequence[Plan]) -> str:
+    """The JSON view: never contains a sealed value."""
+    return _document(plans, view=True)
+
+
+def render_plan_file(plans: Sequence[Plan]) -> str:
+    """The plan file for `apply` (`--out`): the same shape, with the secret references apply resolves."""
+    return _document(plans, view=False)

@@ -22,6 +22,7 @@ from reconciler.render.common import (
     entity_symbol,
     ignored_text,
     plan_totals,
+    printable,
     secret_hint,
     shown,
     source,
@@ -120,18 +121,33 @@ def _reasons(plan: Plan) -> list[str]:
 
 
 class _Doc:
-    """Lines under a character budget; `room` tells whether a line still fits."""
+    """Lines under a character budget, each made printable (no control characters) on the way in."""
 
     def __init__(self, budget: int) -> None:
         self.lines: list[str] = []
         self.size = 0
         self.budget = budget
 
-    def room(self, text: str) -> bool:
-        return self.size + len(text) + 1 <= self.budget
+    def fits(self, text: str) -> bool:
+        """Adds the line if it fits the budget; False (and nothing added) otherwise."""
+        text = printable(text)
+        if self.size + len(text) + 1 > self.budget:
+            return False
+        self.lines.append(text)
+        self.size += len(text) + 1
+        return True
+
+    def fits_all(self, texts: list[str]) -> bool:
+        """All or nothing, so a block is never opened without room to show part of it."""
+        safe = [printable(t) for t in texts]
+        if self.size + sum(len(t) + 1 for t in safe) > self.budget:
+            return False
+        self.add(*safe)
+        return True
 
     def add(self, *texts: str) -> None:
         for text in texts:
+            text = printable(text)
             self.lines.append(text)
             self.size += len(text) + 1
 
@@ -187,21 +203,18 @@ def _section(doc: _Doc, plan: Plan) -> int | None:
         opening.append(f"{fence}diff")
     closing = ([fence] + (["", "</details>"] if fold else []) + [""]) if diff else []
     shown_items = 0
-    for text in opening:
-        if not doc.room(text):
-            return _items(plan)
-        doc.add(text)
+    if not doc.fits_all(opening):
+        return _items(plan)
     for text, units in diff:
-        if not doc.room(text):
+        if not doc.fits(text):
             doc.add(*closing)
             return _items(plan) - shown_items
-        doc.add(text)
         shown_items += units
     doc.add(*closing)
     for note in notes:
-        if not doc.room(note):
+        if not doc.fits(f"<sub>{_plain(note)}</sub>"):
             return 0
-        doc.add(f"<sub>{_plain(note)}</sub>", "")
+        doc.add("")
     return None
 
 
@@ -209,7 +222,7 @@ def render_markdown(plans: Sequence[Plan], *, budget: int = BUDGET) -> str:
     """One PR comment for all plans, at most `budget` characters (below GitHub's 65,536)."""
     total = all_totals(plans)
     footer = _footer(plans)
-    doc = _Doc(budget - _RESERVE - sum(len(f) + 1 for f in footer))
+    doc = _Doc(budget - _RESERVE - sum(len(printable(f)) + 1 for f in footer))
     doc.add(*_head(plans, total))
     for i, plan in enumerate(plans):
         left = _section(doc, plan)

@@ -18,6 +18,7 @@ from reconciler.render.common import (
     increase_text,
     overall_line,
     plan_totals,
+    printable,
     risk_tag,
     secret_hint,
     source,
@@ -41,6 +42,9 @@ class _Out:
         self.lines: list[str] = []
 
     def add(self, text: str = "", style: str | None = None) -> None:
+        if not text and (not self.lines or not self.lines[-1]):
+            return  # never two blank lines in a row, none at the top
+        text = printable(text)
         self.lines.append(f"{style}{text}{_RESET}" if self.color and style and text else text)
 
 

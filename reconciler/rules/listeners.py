@@ -59,8 +59,8 @@ def _broker(spec: ListenersSpec, b: BrokerListeners) -> Iterator[Diagnostic]:
         yield Diagnostic("error", f"{where}: each listener must have a different name ({dup} repeats)", b.source,
                          "listeners")
     ports = [e.port for e in listeners if e.port != 0]
-    for dup in sorted({p for p in ports if ports.count(p) > 1}):
-        yield Diagnostic("error", f"{where}: each listener must have a different port ({dup} repeats)", b.source,
+    for port in sorted({p for p in ports if ports.count(p) > 1}):
+        yield Diagnostic("error", f"{where}: each listener must have a different port ({port} repeats)", b.source,
                          "listeners")
     for e in listeners + advertised:
         if e.name not in spec.security_protocol_map:

@@ -212,13 +212,16 @@ def read_live_state(
     scope: ReadScope = ReadScope(),
     *,
     timeout_s: float = 120.0,
-    multi_read: bool | None = None,
+    multi_read: bool = True,
 ) -> LiveState:
-    """The live state of one cluster. `multi_read`: None = use multiRead when the server supports it
-    (probed once per client), False = one kazoo request per znode. Retries the whole (idempotent) read a
-    few times on connection loss; an expired session is not retried."""
+    """The live state of one cluster.
+
+    `multi_read`: batch the gets into multiRead requests when the server supports them (learnt once per
+    client), else one kazoo request per znode. The whole (idempotent) read is retried a few times on
+    connection loss; an expired session is not retried.
+    """
     retry = KazooRetry(max_tries=3, delay=0.5, backoff=2, max_delay=4.0, ignore_expire=False)
-    use_multi = _multi_read_support.get(client, True) if multi_read is None else multi_read
+    use_multi = multi_read and _multi_read_support.get(client, True)
     try:
         try:
             state: LiveState = retry(_read_once, client, cluster, scope, timeout_s, use_multi)

@@ -176,6 +176,8 @@ def test_unparsable_values_are_a_change_with_the_rules_risk() -> None:
     assert "not comparable as numbers" in reasons[0]
     assert assess("num.io.threads", "~", "eight", "eight", entity=DEFAULT) == ("safe", ())
     assert assess("retention.ms", "~", "NaN", "nan", entity=TOPIC)[0] == "destructive"
+    assert assess("retention.ms", "+", None, "abc", entity=TOPIC)[0] == "destructive"  # nothing inherited
+    assert assess("max.connections.per.ip.overrides", "~", "a:1", "a:x", entity=DEFAULT)[0] == "disruptive"
 
 
 def test_most_severe_reason_first() -> None:

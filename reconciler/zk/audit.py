@@ -1,0 +1,75 @@
+"""Audit trail of applies: one sequential znode under `<reconciler_path>/audit` and one JSON line in a log.
+
+An entry says which plan was applied to which cluster, from which git revision, by whom, when, what it
+wrote and how it ended. It is built from counts and identifiers only, so it can never carry a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+log = logging.getLogger(__name__)
+
+AUDIT_NODE = "audit"
+ENTRY_PREFIX = "entry-"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditInfo:
+    """Who applies which plan: `time` is ISO-8601 UTC, `user` e.g. "alice@ops-host"."""
+
+    plan_id: str
+    cluster: str
+    revision: str | None
+    user: str
+    time: str
+
+
+def audit_record(info: AuditInfo, counts: Mapping[str, int], result: str) -> dict[str, Any]:
+    """The entry's JSON object; `result` is "applied" or a short failure description (never a value)."""
+    return {
+        "planId": info.plan_id,
+        "cluster": info.cluster,
+        "revision": info.revision,
+        "user": info.user,
+        "time": info.time,
+        "counts": dict(counts),
+        "result": result,
+    }
+
+
+def write_audit(
+    client: KazooClient,
+    reconciler_path: str,
+    record: Mapping[str, Any],
+    acl_for: Callable[[str], list[Any]],
+    audit_log: Path | None,
+) -> str:
+    """Create `<reconciler_path>/audit/entry-NNNNNNNNNN` and append the same JSON to `audit_log` (if given).
+
+    Returns the created znode path (relative to the chroot).
+    """
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    parent = f"{reconciler_path.rstrip('/')}/{AUDIT_NODE}"
+    # kazoo's makepath gives the parents the child's ACL; every level here is "everything else" for
+    # Kafka's defaultAcls, so that is the ACL Kafka would choose for them too.
+    path: str = client.create(
+        f"{parent}/{ENTRY_PREFIX}",
+        text.encode("utf-8"),
+        acl=acl_for(parent),
+        sequence=True,
+        makepath=True,
+    )
+    if audit_log is not None:
+        audit_log.parent.mkdir(parents=True, exist_ok=True)
+        with audit_log.open("a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    log.info("audit entry %s written", path)
+    return path

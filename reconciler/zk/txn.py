@@ -1,0 +1,266 @@
+"""ZooKeeper multi-transactions for apply: operations, byte-bounded batches, commit with safe retries.
+
+kazoo's `commit()` reports a failed multi as exception objects inside the result list (the failing op's
+error, `RolledBackError`/`RuntimeInconsistency` for the others) instead of raising: every result is
+inspected. A version conflict is never retried. A lost connection is: after reconnecting, the batch's
+first written znode is read back to learn whether the multi committed, and it is re-sent only if not.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionLoss,
+    InvalidACLError,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    OperationTimeoutError,
+    RolledBackError,
+    RuntimeInconsistency,
+    SessionExpiredError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry, RetryFailedError
+
+from reconciler.errors import ConflictError, LiveStateError, ReconcilerError
+from reconciler.zk.lock import where
+from reconciler.zk.session import ZooKeeperError
+
+log = logging.getLogger(__name__)
+
+COMMIT_ATTEMPTS = 3  # a batch is sent at most this often while the connection keeps dropping
+COMMIT_TIMEOUT_S = 60.0
+AMBIGUOUS = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
+_NOT_THE_CAUSE = (RolledBackError, RuntimeInconsistency)  # what the other ops of a failed multi report
+MULTI_END = 9  # the closing multi header
+
+OpKind = Literal["create", "set", "delete", "check"]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    kind: OpKind
+    path: str
+    data: bytes = b""
+    version: int = -1
+    acl: Sequence[Any] = ()
+    sequential: bool = False
+
+
+@dataclass(slots=True)
+class Group:
+    """The ops of one unit that must commit together (an entity or a users family, a topic)."""
+
+    label: str
+    ops: list[Op] = field(default_factory=list)
+    entities: int = 0
+    notifications: int = 0
+    topics: int = 0
+    partitions: int = 0
+
+
+def read_all(
+    client: KazooClient, paths: Iterable[str], timeout_s: float, *, exists: bool = False
+) -> dict[str, Any]:
+    """Pipelined `get` (or `exists`) of every path -> (data, stat) / stat, None when absent.
+
+    The reads are idempotent, so a lost connection retries them all (bounded).
+    """
+    wanted = list(dict.fromkeys(paths))
+    call = client.exists_async if exists else client.get_async
+
+    def once() -> dict[str, Any]:
+        pending = [(path, call(path)) for path in wanted]
+        out: dict[str, Any] = {}
+        for path, result in pending:
+            try:
+                out[path] = result.get(timeout=timeout_s)
+            except NoNodeError:
+                out[path] = None
+            except NoAuthError:
+                raise LiveStateError(
+                    f"znode {where(client, path)}: not readable (NoAuth): authenticate as the brokers' "
+                    "ZooKeeper identity"
+                ) from None
+        return out
+
+    try:
+        result: dict[str, Any] = KazooRetry(max_tries=4, delay=0.2, backoff=2, max_delay=2.0)(once)
+    except (RetryFailedError, *AMBIGUOUS) as exc:
+        raise ZooKeeperError(f"lost the ZooKeeper connection while reading {len(wanted)} znodes") from exc
+    return result
+
+
+def size(ops: Iterable[Op], client: KazooClient) -> int:
+    """Bytes of the serialized multi request (jute), chroot included: the unit of `max_batch_bytes`."""
+    chroot = len((client.chroot or "").encode("utf-8"))
+    total = 0
+    for op in ops:
+        total += 9 + 4 + chroot + len(op.path.encode("utf-8")) + 4  # header, path, version or flags
+        if op.kind in ("create", "set"):
+            total += 4 + len(op.data)
+        if op.kind == "create":
+            total += 4 + sum(12 + len(a.id.scheme) + len(a.id.id) for a in op.acl)
+    return total
+
+
+def pack(groups: Sequence[Group], budget: int, client: KazooClient) -> list[list[Group]]:
+    """Greedy packing in plan order; a group is never split (a lone oversized group gets its own batch)."""
+    batches: list[list[Group]] = []
+    current: list[Group] = []
+    used = 0
+    for group in groups:
+        group_size = size(group.ops, client)
+        if current and used + group_size > budget:
+            batches.append(current)
+            current, used = [], 0
+        current.append(group)
+        used += group_size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+    """One multi; the results list holds an exception object for every op when it failed."""
+    tx = client.transaction()
+    for op in ops:
+        if op.kind == "create":
+            tx.create(op.path, op.data, acl=list(op.acl), sequence=op.sequential)
+        elif op.kind == "set":
+            tx.set_data(op.path, op.data, version=op.version)
+        elif op.kind == "delete":
+            tx.delete(op.path, version=op.version)
+        else:
+            tx.check(op.path, op.version)
+    results: list[Any] = tx.commit_async().get(timeout=COMMIT_TIMEOUT_S)
+    return results
+
+
+def commit(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> None:
+    """Commit batch `number` of `total`; ConflictError / ZooKeeperError say that none of it was written."""
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            results = send(client, ops)
+        except AMBIGUOUS as exc:
+            log.warning("batch %d/%d: %r during commit (attempt %d); checking whether it committed",
+                        number, total, exc, attempt)
+            state = _probe(client, ops, number, total)
+            if state == "committed":
+                return
+            if state == "conflict":
+                raise ConflictError(
+                    f"stale plan: {where(client, probe_op(ops).path)} changed while batch {number}/{total} "
+                    "was being retried after a lost connection; nothing of that batch was written"
+                    f"{_earlier(number)}; run `reconciler plan` again"
+                ) from exc
+            continue  # verified not committed: sending it again cannot double anything
+        check_results(client, ops, results, number, total)
+        return
+    raise ZooKeeperError(
+        f"batch {number}/{total}: the ZooKeeper connection dropped {COMMIT_ATTEMPTS} times during the "
+        "commit; each time it was verified not committed, so nothing of it was written"
+        f"{_earlier(number)}. Check the connection and apply again (if it repeats, lower max_batch_bytes: "
+        "the request may exceed the server's jute.maxbuffer)"
+    )
+
+
+def probe_op(ops: Sequence[Op]) -> Op:
+    """The op whose znode tells whether a batch committed: a data write or create, else a delete."""
+    for op in ops:
+        if op.kind in ("set", "create") and not op.sequential:
+            return op
+    return next(op for op in ops if op.kind == "delete")
+
+
+def _probe(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> str:
+    """"committed", "not committed" or "conflict", read after reconnecting (a new session is fine)."""
+    op = probe_op(ops)
+    retry = KazooRetry(max_tries=10, delay=0.2, backoff=2, max_delay=3.0, ignore_expire=True)
+    try:
+        item = retry(_get_or_none, client, op.path)
+    except (RetryFailedError, *AMBIGUOUS) as exc:
+        raise ZooKeeperError(
+            f"batch {number}/{total}: lost the ZooKeeper connection during the commit and could not "
+            f"reconnect to check whether it committed{_earlier(number)}; run `reconciler plan` when "
+            "ZooKeeper is reachable again: it shows what is left to do"
+        ) from exc
+    if op.kind == "delete":
+        if item is None:
+            return "committed"
+        return "not committed" if item[1].version == op.version else "conflict"
+    if item is None:
+        return "not committed" if op.kind == "create" else "conflict"
+    data, stat = item
+    expected = 0 if op.kind == "create" else op.version + 1
+    if stat.version == expected and data == op.data:
+        return "committed"
+    return "not committed" if op.kind == "set" and stat.version == op.version else "conflict"
+
+
+def _get_or_none(client: KazooClient, path: str) -> tuple[bytes, Any] | None:
+    try:
+        data, stat = client.get(path)
+    except NoNodeError:
+        return None
+    return data, stat
+
+
+def check_results(
+    client: KazooClient, ops: Sequence[Op], results: list[Any], number: int, total: int
+) -> None:
+    if len(results) != len(ops):
+        raise ZooKeeperError(f"batch {number}/{total}: {len(results)} results for {len(ops)} operations")
+    failed = [(op, r) for op, r in zip(ops, results, strict=True) if isinstance(r, Exception)]
+    if not failed:
+        return
+    op, exc = next(((o, r) for o, r in failed if not isinstance(r, _NOT_THE_CAUSE)), failed[0])
+    suffix = f"nothing of batch {number}/{total} was written{_earlier(number)}"
+    if isinstance(exc, NoAuthError | InvalidACLError):
+        raise auth_error(client, op.path, exc, suffix)
+    name = where(client, op.path)
+    if op.kind == "check":
+        reason = f"the controller {name} changed since apply started (a re-election or a KRaft migration)"
+    elif isinstance(exc, BadVersionError):
+        reason = f"{name} changed since the plan (version {op.version}, now {_version(client, op.path)})"
+    elif isinstance(exc, NodeExistsError):
+        reason = f"{name} was created since the plan"
+    elif isinstance(exc, NoNodeError):
+        reason = f"{name} (or its parent) was deleted since the plan"
+    elif isinstance(exc, NotEmptyError):
+        reason = f"{name} got children since the plan"
+    else:
+        raise ZooKeeperError(f"ZooKeeper refused {op.kind} {name}: {type(exc).__name__}; {suffix}")
+    raise ConflictError(f"stale plan: {reason}; {suffix}; run `reconciler plan` again")
+
+
+def _version(client: KazooClient, path: str) -> str:
+    try:
+        stat = client.exists(path)
+    except Exception:  # only for the message
+        return "unknown"
+    return "absent" if stat is None else str(stat.version)
+
+
+def _earlier(number: int) -> str:
+    return "" if number == 1 else f" (batches 1-{number - 1} are committed and correct)"
+
+
+def auth_error(client: KazooClient, path: str, exc: Exception, suffix: str) -> ReconcilerError:
+    if isinstance(exc, InvalidACLError):
+        return ZooKeeperError(
+            f"ZooKeeper rejected the ACL for {where(client, path)}: Kafka's secure ACLs need an "
+            f"authenticated session (configure zookeeper auth in the cluster manifest); {suffix}"
+        )
+    return ZooKeeperError(
+        f"not permitted to write {where(client, path)} (NoAuth): authenticate as the brokers' ZooKeeper "
+        f"identity (zookeeper auth in the cluster manifest); {suffix}"
+    )
