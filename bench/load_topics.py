@@ -57,7 +57,8 @@ def main() -> None:
         assert not diags and len(docs) == 1, diags
         assert not has_errors(validate_document(docs[0]))
         lines = path.read_text(encoding="utf-8").count("\n")
-        print(f"{args.topics} topics, {lines} lines, {path.stat().st_size} bytes, libyaml: {yaml.__with_libyaml__}")
+        size = path.stat().st_size
+        print(f"{args.topics} topics, {lines} lines, {size} bytes, libyaml: {yaml.__with_libyaml__}")
 
         load = median_seconds(args.runs, lambda: load_file(path))
         schema = median_seconds(args.runs, lambda: validate_document(docs[0]))

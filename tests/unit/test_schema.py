@@ -171,7 +171,10 @@ kind: Cluster
 meta: {name: c}
 spec:
   kafkaVersion: "2.8.2"
-  zookeeper: {connect: "zk:2181", sessionTimeoutSeconds: 12.5, auth: {scheme: digest, credentials: {secret: {file: f}}}}
+  zookeeper:
+    connect: "zk:2181"
+    sessionTimeoutSeconds: 12.5
+    auth: {scheme: digest, credentials: {secret: {file: f}}}
   passwordEncoder:
     secret: {file: /run/secrets/enc}
     oldSecret: {env: OLD}
@@ -195,22 +198,23 @@ def test_valid_edge_cases(text: str) -> None:
 HEAD = "apiVersion: reconciler/v1\n"
 CLUSTER = HEAD + "kind: Cluster\nmeta: {name: c}\nspec:\n  zookeeper: {connect: zk}\n  brokers: [1]\n"
 TOPICS = HEAD + "kind: Topics\nmeta: {}\nspec:\n  topics:\n"
+LISTENERS = (
+    HEAD
+    + "kind: Listeners\nmeta: {}\nspec:\n  securityProtocolMap: {A: SSL}\n  brokers: {b1: {listeners: []}}\n"
+)
 CONFIG = HEAD + "kind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n"
+# fmt: off
 BAD: list[tuple[str, int, int | str, str | None, str]] = [
     # unknown fields point at the unknown key itself, list what is allowed, suggest
-    (
-        TOPICS + "    orders: {partiton: 3}\n",
-        6, "partiton", "partiton",
-        "unknown field 'partiton' in spec.topics.orders (allowed: config, partitions, replicationFactor); "
-        "did you mean 'partitions'?",
-    ),
+    (TOPICS + "    orders: {partiton: 3}\n", 6, "partiton", "partiton",
+     "unknown field 'partiton' in spec.topics.orders (allowed: config, partitions, replicationFactor); "
+     "did you mean 'partitions'?"),
     (CLUSTER + "  foo: 1\n", 7, "foo", "foo", "unknown field 'foo' in spec (allowed: brokers, kafkaVersion,"),
     (CLUSTER.replace("{name: c}", "{name: c, lables: {}}"), 3, "lables", "lables", "did you mean 'labels'?"),
-    (HEAD + "kind: Quotas\nmeta: {}\nspec: {}\nstatus: {}\n", 5, 1, "status", "unknown field 'status' in the document"),
-    (
-        TOPICS + "    payments.ledger: {partitions: 1, x: 2}\n",
-        6, "x:", "x", "unknown field 'x' in spec.topics[\"payments.ledger\"]",
-    ),
+    (HEAD + "kind: Quotas\nmeta: {}\nspec: {}\nstatus: {}\n",
+     5, 1, "status", "unknown field 'status' in the document"),
+    (TOPICS + "    payments.ledger: {partitions: 1, x: 2}\n",
+     6, "x:", "x", "unknown field 'x' in spec.topics[\"payments.ledger\"]"),
     # missing required fields: at the parent's key (or the document start), keyed by the missing name
     (CLUSTER.replace("  brokers: [1]\n", ""), 4, 1, "brokers", "missing required field 'brokers' in spec"),
     (CLUSTER, 4, 1, "kafkaVersion", "missing required field 'kafkaVersion' in spec"),
@@ -218,97 +222,114 @@ BAD: list[tuple[str, int, int | str, str | None, str]] = [
     (HEAD + "kind: Topics\nmeta: {}\n", 1, 1, "spec", "missing required field 'spec' in the document"),
     (HEAD + "kind: Cluster\nmeta: {}\nspec: {}\n", 3, 1, "name", "missing required field 'name' in meta"),
     # wrong types name the key, the expected and the actual type and value
-    (TOPICS + '    orders: {partitions: "12"}\n', 6, "partitions", "partitions", "'partitions' must be an integer, got string \"12\""),
-    (TOPICS + "    orders: {partitions: 12.0}\n", 6, "partitions", "partitions", "must be an integer, got number 12.0"),
-    (TOPICS + "    orders: {partitions: true}\n", 6, "partitions", "partitions", "must be an integer, got boolean true"),
+    (TOPICS + '    orders: {partitions: "12"}\n',
+     6, "partitions", "partitions", "'partitions' must be an integer, got string \"12\""),
+    (TOPICS + "    orders: {partitions: 12.0}\n",
+     6, "partitions", "partitions", "must be an integer, got number 12.0"),
+    (TOPICS + "    orders: {partitions: true}\n",
+     6, "partitions", "partitions", "must be an integer, got boolean true"),
     (TOPICS + "    orders:\n", 6, "orders", "orders", "'orders' must be a mapping, got null"),
     (TOPICS + "    orders: [1]\n", 6, "orders", "orders", "'orders' must be a mapping, got a list"),
-    (
-        CLUSTER + "  kafkaVersion: 3.6\n", 7, "kafkaVersion", "kafkaVersion",
-        "'kafkaVersion' must be a string, got number 3.6; quote it in YAML to keep it a string (\"3.6\")",
-    ),
-    (CLUSTER + "  kafkaVersion: '4.0'\n", 7, "kafkaVersion", "kafkaVersion", "must be a Kafka version such as \"3.6\""),
-    (CLUSTER.replace("{name: c}", "{name: c, labels: {tier: 1}}"), 3, "tier", "tier", "'tier' must be a string, got integer 1"),
-    (CLUSTER.replace("{name: c}", "{name: 'a b'}"), 3, "name", "name", "'name' must be a name of letters, digits"),
+    (CLUSTER + "  kafkaVersion: 3.6\n", 7, "kafkaVersion", "kafkaVersion",
+     "'kafkaVersion' must be a string, got number 3.6; quote it in YAML to keep it a string (\"3.6\")"),
+    (CLUSTER + "  kafkaVersion: '4.0'\n",
+     7, "kafkaVersion", "kafkaVersion", 'must be a Kafka version such as "3.6"'),
+    (CLUSTER.replace("{name: c}", "{name: c, labels: {tier: 1}}"),
+     3, "tier", "tier", "'tier' must be a string, got integer 1"),
+    (CLUSTER.replace("{name: c}", "{name: 'a b'}"),
+     3, "name", "name", "'name' must be a name of letters, digits"),
     (CLUSTER.replace("[1]", "[1, 1, -2, x]"), 6, "brokers", "brokers", "'brokers' lists 1 more than once"),
-    (CLUSTER.replace("[1]", "[1, 1, -2, x]"), 6, "-2", "brokers", "item 3 of 'brokers' must be >= 0, got integer -2"),
+    (CLUSTER.replace("[1]", "[1, 1, -2, x]"),
+     6, "-2", "brokers", "item 3 of 'brokers' must be >= 0, got integer -2"),
     (CLUSTER.replace("[1]", "[1, 1, -2, x]"), 6, "x]", "brokers", "item 4 of 'brokers' must be an integer"),
     (CLUSTER.replace("[1]", "[]"), 6, "brokers", "brokers", "'brokers' must have at least 1 item"),
-    (CLUSTER + "  policy: {prune: yes}\n", 7, "prune", "prune", "'prune' must be a boolean (true/false), got string \"yes\""),
-    (CLUSTER + "  policy: {maxDeletes: -1}\n", 7, "maxDeletes", "maxDeletes", "'maxDeletes' must be >= 0, got integer -1"),
+    (CLUSTER + "  policy: {prune: yes}\n",
+     7, "prune", "prune", "'prune' must be a boolean (true/false), got string \"yes\""),
+    (CLUSTER + "  policy: {maxDeletes: -1}\n",
+     7, "maxDeletes", "maxDeletes", "'maxDeletes' must be >= 0, got integer -1"),
     # enums list what is allowed
-    (
-        CLUSTER + "  passwordEncoder: {keyLength: 100}\n", 7, "keyLength", "keyLength",
-        "'keyLength' must be one of 128, 192, 256, got integer 100",
-    ),
-    (
-        CLUSTER + "  passwordEncoder: {cipherAlgorithm: aes/gcm/nopadding}\n", 7, "cipherAlgorithm", "cipherAlgorithm",
-        "did you mean 'AES/GCM/NoPadding'?",
-    ),
-    (CLUSTER + "  passwordEncoder: {iterations: 1000}\n", 7, "iterations", "iterations", "'iterations' must be >= 1024"),
-    (CLUSTER.replace("{connect: zk}", "{connect: zk, auth: {scheme: sasl}}"), 5, "scheme", "scheme", 'must be one of "digest"'),
+    (CLUSTER + "  passwordEncoder: {keyLength: 100}\n",
+     7, "keyLength", "keyLength", "'keyLength' must be one of 128, 192, 256, got integer 100"),
+    (CLUSTER + "  passwordEncoder: {cipherAlgorithm: aes/gcm/nopadding}\n",
+     7, "cipherAlgorithm", "cipherAlgorithm", "did you mean 'AES/GCM/NoPadding'?"),
+    (CLUSTER + "  passwordEncoder: {iterations: 1000}\n",
+     7, "iterations", "iterations", "'iterations' must be >= 1024"),
+    (CLUSTER.replace("{connect: zk}", "{connect: zk, auth: {scheme: sasl}}"),
+     5, "scheme", "scheme", 'must be one of "digest"'),
     # secrets: exactly one source, known fields, right types
-    (
-        CLUSTER + "  passwordEncoder: {secret: {env: A, file: B}}\n", 7, "secret", "secret",
-        "'secret' must name exactly one of: env, file",
-    ),
+    (CLUSTER + "  passwordEncoder: {secret: {env: A, file: B}}\n",
+     7, "secret", "secret", "'secret' must name exactly one of: env, file"),
     (CLUSTER + "  passwordEncoder: {secret: {envv: A}}\n", 7, "envv", "envv", "unknown field 'envv'"),
-    (CLUSTER + "  passwordEncoder: {secret: {secret: {env: 1}}}\n", 7, "env", "env", "'env' must be a string"),
-    (CLUSTER + "  passwordEncoder: {secret: PLAIN}\n", 7, "secret", "secret", "'secret' must be a secret reference"),
-    (CONFIG + "    ssl.key.password: {secret: {env: 5}}\n", 6, "env", "env", "'env' must be a string, got integer 5"),
-    (CONFIG + "    ssl.key.password: {secret: {}}\n", 6, "secret", "secret", "'secret' must name exactly one of: env, file"),
-    (CONFIG + "    ssl.key.password: {encoded: ''}\n", 6, "encoded", "encoded", "'encoded' must not be empty"),
+    (CLUSTER + "  passwordEncoder: {secret: {secret: {env: 1}}}\n",
+     7, "env", "env", "'env' must be a string"),
+    (CLUSTER + "  passwordEncoder: {secret: PLAIN}\n",
+     7, "secret", "secret", "'secret' must be a secret reference"),
+    (CONFIG + "    ssl.key.password: {secret: {env: 5}}\n",
+     6, "env", "env", "'env' must be a string, got integer 5"),
+    (CONFIG + "    ssl.key.password: {secret: {}}\n",
+     6, "secret", "secret", "'secret' must name exactly one of: env, file"),
+    (CONFIG + "    ssl.key.password: {encoded: ''}\n",
+     6, "encoded", "encoded", "'encoded' must not be empty"),
     (CONFIG + "    ssl.key.password: {secret: {env: A}, x: 1}\n", 6, "x:", "x", "unknown field 'x'"),
-    (
-        CONFIG + "    ssl.key.password: {plain: text}\n", 6, "ssl", "ssl.key.password",
-        "'ssl.key.password' must be a config value: a scalar, a list of scalars",
-    ),
-    (CONFIG + "    a.b: [x, {y: 1}]\n", 6, "{y", "a.b", "item 2 of 'a.b' must be a string or a number or a boolean"),
-    (CONFIG + "    a.b: [x, null]\n", 6, "null", "a.b", "item 2 of 'a.b' must be a string or a number or a boolean"),
+    (CONFIG + "    ssl.key.password: {plain: text}\n",
+     6, "ssl", "ssl.key.password", "'ssl.key.password' must be a config value: a scalar, a list of scalars"),
+    (CONFIG + "    a.b: [x, {y: 1}]\n",
+     6, "{y", "a.b", "item 2 of 'a.b' must be a string or a number or a boolean"),
+    (CONFIG + "    a.b: [x, null]\n",
+     6, "null", "a.b", "item 2 of 'a.b' must be a string or a number or a boolean"),
     # BrokerConfig's broker, Listeners' broker ids and protocols, Quotas' numbers
+    (HEAD + "kind: BrokerConfig\nmeta: {broker: defualt}\nspec: {config: {}}\n", 3, "broker", "broker",
+     "'broker' must be \"default\" (the cluster-wide default) or a broker id (an integer >= 0); "
+     'got string "defualt"'),
+    (HEAD + "kind: BrokerConfig\nmeta: {broker: -1}\nspec: {config: {}}\n",
+     3, "broker", "broker", "got integer -1"),
+    (HEAD + "kind: BrokerConfig\nmeta: {}\nspec: {config: {}}\n",
+     3, 1, "broker", "missing required field 'broker'"),
     (
-        HEAD + "kind: BrokerConfig\nmeta: {broker: defualt}\nspec: {config: {}}\n", 3, "broker", "broker",
-        "'broker' must be \"default\" (the cluster-wide default) or a broker id (an integer >= 0); "
-        "got string \"defualt\"",
-    ),
-    (HEAD + "kind: BrokerConfig\nmeta: {broker: -1}\nspec: {config: {}}\n", 3, "broker", "broker", "got integer -1"),
-    (HEAD + "kind: BrokerConfig\nmeta: {}\nspec: {config: {}}\n", 3, 1, "broker", "missing required field 'broker'"),
-    (
-        HEAD + "kind: Listeners\nmeta: {}\nspec:\n  securityProtocolMap: {A: ssl}\n  brokers: {b1: {listeners: []}}\n",
-        5, "A:", "A", "'A' must be one of \"PLAINTEXT\", \"SSL\", \"SASL_PLAINTEXT\", \"SASL_SSL\", got string \"ssl\"",
+        LISTENERS.replace("{A: SSL}", "{A: ssl}"),
+        5,
+        "A:",
+        "A",
+        '\'A\' must be one of "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", got string "ssl"',
     ),
     (
-        HEAD + "kind: Listeners\nmeta: {}\nspec:\n  securityProtocolMap: {A: SSL}\n  brokers: {b1: {listeners: []}}\n",
-        6, "b1", "b1", "key 'b1' in spec.brokers must be a broker id",
+        LISTENERS,
+        6,
+        "b1",
+        "b1",
+        "key 'b1' in spec.brokers must be a broker id",
     ),
-    (
-        HEAD + "kind: Listeners\nmeta: {}\nspec:\n  securityProtocolMap: {}\n  brokers: {1: {advertised: []}}\n",
-        6, "1:", "listeners", "missing required field 'listeners' in spec.brokers.1",
-    ),
+    (HEAD + "kind: Listeners\nmeta: {}\nspec:\n  securityProtocolMap: {}\n  brokers: {1: {advertised: []}}\n",
+     6, "1:", "listeners", "missing required field 'listeners' in spec.brokers.1"),
     (
         HEAD + "kind: Quotas\nmeta: {}\nspec: {clients: {default: {producer_byte_rate: lots}}}\n",
-        4, "producer_byte_rate", "producer_byte_rate", "'producer_byte_rate' must be a number (or a string holding one), got string",
+        4,
+        "producer_byte_rate",
+        "producer_byte_rate",
+        "'producer_byte_rate' must be a number (or a string holding one), got string",
     ),
-    (
-        HEAD + "kind: Quotas\nmeta: {}\nspec: {userClients: {alice: {app: {request_percentage: [1]}}}}\n",
-        4, "request_percentage", "request_percentage", "must be a number or a string, got a list",
-    ),
-    (
-        HEAD + "kind: FleetDefaults\nmeta: {name: f}\nspec: {selector: {labels: {env: true}}}\n",
-        4, "env", "env", "quote it in YAML to keep it a string (\"true\")",
-    ),
-    (HEAD + "kind: FleetDefaults\nmeta: {name: f}\nspec: {}\n", 4, 1, "selector", "missing required field 'selector'"),
+    (HEAD + "kind: Quotas\nmeta: {}\nspec: {userClients: {alice: {app: {request_percentage: [1]}}}}\n",
+     4, "request_percentage", "request_percentage", "must be a number or a string, got a list"),
+    (HEAD + "kind: FleetDefaults\nmeta: {name: f}\nspec: {selector: {labels: {env: true}}}\n",
+     4, "env", "env", 'quote it in YAML to keep it a string ("true")'),
+    (HEAD + "kind: FleetDefaults\nmeta: {name: f}\nspec: {}\n",
+     4, 1, "selector", "missing required field 'selector'"),
     # apiVersion and kind
-    ("apiVersion: reconciler/v2\nkind: Topics\nmeta: {}\nspec: {topics: {}}\n", 1, 1, "apiVersion",
-     "apiVersion must be 'reconciler/v1', got string \"reconciler/v2\""),
-    ("kind: Topics\nmeta: {}\nspec: {topics: {}}\n", 1, 1, "apiVersion", "missing required field 'apiVersion'"),
-    (HEAD + "kind: Topic\nmeta: {}\n", 2, 1, "kind", "unknown kind \"Topic\"; did you mean 'Topics'? (valid kinds: Cluster,"),
+    ("apiVersion: reconciler/v2\nkind: Topics\nmeta: {}\nspec: {topics: {}}\n",
+     1, 1, "apiVersion", "apiVersion must be 'reconciler/v1', got string \"reconciler/v2\""),
+    ("kind: Topics\nmeta: {}\nspec: {topics: {}}\n",
+     1, 1, "apiVersion", "missing required field 'apiVersion'"),
+    (HEAD + "kind: Topic\nmeta: {}\n",
+     2, 1, "kind", "unknown kind \"Topic\"; did you mean 'Topics'? (valid kinds: Cluster,"),
     (HEAD + "kind: brokerconfig\n", 2, 1, "kind", "did you mean 'BrokerConfig'?"),
     (HEAD + "kind: 7\n", 2, 1, "kind", "unknown kind 7"),
-    (HEAD + "meta: {}\n", 1, 1, "kind", "missing required field 'kind' (one of: Cluster, BrokerConfig, Listeners,"),
-    ("- a\n- b\n", 1, 1, None, "a manifest must be a mapping with apiVersion, kind, meta and spec, got a list"),
-    ("just text\n", 1, 1, None, "got string \"just text\""),
-]  # fmt: skip
+    (HEAD + "meta: {}\n",
+     1, 1, "kind", "missing required field 'kind' (one of: Cluster, BrokerConfig, Listeners,"),
+    ("- a\n- b\n",
+     1, 1, None, "a manifest must be a mapping with apiVersion, kind, meta and spec, got a list"),
+    ("just text\n", 1, 1, None, 'got string "just text"'),
+]
+# fmt: on
 
 
 @pytest.mark.parametrize(("text", "line", "column", "key", "message"), BAD)
@@ -341,7 +362,7 @@ def test_wrong_api_version_and_kind_are_reported_once() -> None:
     assert [d.key for d in diags] == ["apiVersion", "kind"]
 
 
-# --- the schema files ----------------------------------------------------------------------------------------
+# --- the schema files --------------------------------------------------------------------------------
 
 SCHEMA_DIR = files("reconciler") / "schemas"
 
@@ -383,9 +404,9 @@ def test_every_object_with_fields_refuses_unknown_ones() -> None:
             assert node.get("additionalProperties") is False, where
 
 
-# --- the fast path agrees with jsonschema ----------------------------------------------------------------------
+# --- the fast path agrees with jsonschema ------------------------------------------------------------
 
-_REPLACEMENTS = st.sampled_from(
+_REPLACEMENTS: st.SearchStrategy[Any] = st.sampled_from(
     [None, True, False, 0, -1, 1, 3.5, 12.0, "", "x", "12", "default", "SSL", "3.6", [], [1, 1], ["a", {}],
      {}, {"secret": {"env": "E"}}, {"secret": {"env": 1}}, {"secret": {}}, {"encoded": ""}, {"env": "A"},
      {"env": "A", "file": "B"}, {"unknown": 1}, {"listeners": []}, {"partitions": "1"}]
@@ -419,7 +440,9 @@ def _mutated(draw: st.DrawFn) -> Document:
         if action == "delete" and isinstance(parent, dict):
             del parent[path[-1]]
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["x", "1", "b1", "partitons", "env"]))] = copy.deepcopy(draw(_REPLACEMENTS))
+            parent[draw(st.sampled_from(["x", "1", "b1", "partitons", "env"]))] = copy.deepcopy(
+                draw(_REPLACEMENTS)
+            )
         else:
             parent[path[-1]] = copy.deepcopy(draw(_REPLACEMENTS))
     return Document(doc.file, doc.index, data, doc.marks)

@@ -1,0 +1,262 @@
+"""apply_plan when things go wrong: stale plans, a held lock, concurrent applies, a KRaft controller,
+tiny batches, secure ACLs and lost connections (real ZooKeeper; faults injected around `txn.send`)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss
+from kazoo.security import ACL, READ_ACL_UNSAFE, Id, make_digest_acl_credential
+
+from reconciler.errors import ConflictError, ExitCode, RefusedError
+from reconciler.model import EntityRef, ZooKeeperSpec
+from reconciler.zk import txn
+from reconciler.zk.layout import encode_controller
+from reconciler.zk.session import ZooKeeperError, close, connect
+from reconciler.zk.txn import Op
+from reconciler.zk.write import ApplyOptions
+from tests.conftest import ZkServer
+from tests.integration.test_apply import (
+    AUDIT,
+    apply,
+    config_bytes,
+    desired,
+    make_plan,
+    notifications,
+    seed,
+    seed_topic,
+    snapshot,
+)
+
+TOPICS = [f"t-{i:03d}" for i in range(200)]
+
+
+def seed_topics(client: KazooClient, names: Sequence[str]) -> None:
+    for name in names:
+        seed_topic(client, name)
+        seed(client, f"/config/topics/{name}", {"retention.ms": "1000"})
+
+
+def retention_state(names: Sequence[str], value: str = "2000") -> Any:
+    return desired(topics={name: (None, {"retention.ms": value}) for name in names})
+
+
+def test_stale_plan_detected_before_writing(zk_client: KazooClient) -> None:
+    seed_topics(zk_client, TOPICS[:3])
+    plan = make_plan(zk_client, retention_state(TOPICS[:3]))
+    zk_client.set("/config/topics/t-001", config_bytes({"retention.ms": "5"}))  # someone else, after planning
+    before = snapshot(zk_client)
+    with pytest.raises(ConflictError) as err:
+        apply(zk_client, plan)
+    assert err.value.exit_code == ExitCode.CONFLICT == 3
+    assert "/config/topics/t-001 changed since the plan (version 0, now 1)" in err.value.message
+    assert "nothing was written" in err.value.message and "reconciler plan" in err.value.message
+    after = snapshot(zk_client)
+    assert {p: v for p, v in after.items() if not p.startswith("/reconciler")} == before
+    assert notifications(zk_client) == {}
+
+
+def test_stale_version_caught_by_the_multi_itself(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write between the pre-read and the commit: ZooKeeper's version check rolls the whole batch back."""
+    seed_topics(zk_client, TOPICS[:3])
+    zk_client.ensure_path("/config/changes")
+    plan = make_plan(zk_client, retention_state(TOPICS[:3]))
+    real_send, sent = txn.send, []
+
+    def racing_send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        sent.append(len(ops))
+        zk_client.set("/config/topics/t-002", config_bytes({"retention.ms": "7"}))
+        return real_send(client, ops)
+
+    monkeypatch.setattr(txn, "send", racing_send)
+    with pytest.raises(ConflictError) as err:
+        apply(zk_client, plan)
+    assert sent == [6]  # never retried
+    assert "stale plan: " in err.value.message and "/config/topics/t-002 changed since the plan" in err.value.message
+    assert "(version 0, now 1)" in err.value.message and "nothing of batch 1/1 was written" in err.value.message
+    for name in TOPICS[:2]:
+        assert zk_client.get(f"/config/topics/{name}")[0] == config_bytes({"retention.ms": "1000"})
+    assert notifications(zk_client) == {}
+    record = json.loads(zk_client.get("/reconciler/audit/" + zk_client.get_children("/reconciler/audit")[0])[0])
+    assert record["result"] == "failed: ConflictError" and record["counts"]["entitiesWritten"] == 0
+
+
+def test_lock_held_by_another_apply(zk_client: KazooClient, zk_connect: str) -> None:
+    seed_topics(zk_client, TOPICS[:1])
+    plan = make_plan(zk_client, retention_state(TOPICS[:1]))
+    other = connect(ZooKeeperSpec(zk_connect, session_timeout_s=10.0))
+    try:
+        lock = other.Lock("/reconciler/lock", "bob@elsewhere pid 42 plan p-9")
+        assert lock.acquire(timeout=5)
+        with pytest.raises(ConflictError) as err:
+            apply(zk_client, plan, options=ApplyOptions(lock_timeout_s=0.3))
+        assert err.value.exit_code == 3 and "bob@elsewhere pid 42 plan p-9" in err.value.message
+        assert zk_client.get("/config/topics/t-000")[0] == config_bytes({"retention.ms": "1000"})
+        lock.release()
+    finally:
+        close(other)
+    apply(zk_client, plan)  # the lock is free again, and ours was released on failure
+    assert zk_client.get_children("/reconciler/lock") == []
+
+
+def test_concurrent_applies_one_wins(zk_client: KazooClient, zk_connect: str) -> None:
+    seed_topics(zk_client, TOPICS[:50])
+    state = retention_state(TOPICS[:50])
+    plan = make_plan(zk_client, state)
+    clients = [connect(ZooKeeperSpec(zk_connect, session_timeout_s=10.0)) for _ in range(2)]
+    outcomes: list[str] = []
+
+    def run(client: KazooClient) -> None:
+        try:
+            apply(client, plan)
+            outcomes.append("applied")
+        except ConflictError as exc:
+            outcomes.append(f"conflict: {exc.message}")
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in clients]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        for c in clients:
+            close(c)
+    assert sorted(o.split(":")[0] for o in outcomes) == ["applied", "conflict"], outcomes
+    for name in TOPICS[:50]:
+        assert zk_client.get(f"/config/topics/{name}")[0] == config_bytes({"retention.ms": "2000"})
+    assert len(notifications(zk_client)) == 50
+    assert make_plan(zk_client, state).is_empty
+
+
+def test_kraft_controller_refused_and_nothing_written(zk_client: KazooClient) -> None:
+    seed_topics(zk_client, TOPICS[:2])
+    zk_client.create("/controller", encode_controller(1, kraft_controller_epoch=5))
+    plan = make_plan(zk_client, retention_state(TOPICS[:2]))
+    before = snapshot(zk_client)
+    with pytest.raises(RefusedError, match="KRaft controller owns the metadata"):
+        apply(zk_client, plan)
+    assert snapshot(zk_client) == before
+
+
+def test_zk_controller_is_checked_in_every_batch(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed_topics(zk_client, TOPICS[:2])
+    zk_client.create("/controller", encode_controller(1))
+    zk_client.ensure_path("/config/changes")
+    plan = make_plan(zk_client, retention_state(TOPICS[:2]))
+    real_send = txn.send
+
+    def migrating(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        assert ops[0] == Op("check", "/controller", version=0)
+        zk_client.set("/controller", encode_controller(1, kraft_controller_epoch=3))
+        return real_send(client, ops)
+
+    monkeypatch.setattr(txn, "send", migrating)
+    with pytest.raises(ConflictError, match="controller .* changed since apply started"):
+        apply(zk_client, plan)
+    assert notifications(zk_client) == {}
+
+
+def test_tiny_batches_never_split_an_entity(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed_topics(zk_client, TOPICS)
+    plan = make_plan(zk_client, retention_state(TOPICS))
+    real_send, batches = txn.send, []
+
+    def recording(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        batches.append(list(ops))
+        return real_send(client, ops)
+
+    monkeypatch.setattr(txn, "send", recording)
+    result = apply(zk_client, plan, options=ApplyOptions(max_batch_bytes=2048))
+    assert result.batches == len(batches) > 10 and result.entities_written == 200
+    for ops in batches:
+        assert txn.size(ops, zk_client) + txn.MULTI_END <= 2048
+        kinds = [(op.kind, op.sequential) for op in ops]
+        assert kinds == [("set", False), ("create", True)] * (len(ops) // 2)  # entity + its notification
+    assert [op.path for ops in batches for op in ops if op.kind == "set"] == [f"/config/topics/{t}" for t in TOPICS]
+    assert len(notifications(zk_client)) == 200
+    assert all(zk_client.get(f"/config/topics/{t}")[0] == config_bytes({"retention.ms": "2000"}) for t in TOPICS)
+
+
+def test_secure_acls_like_kafka(zk_connect: str) -> None:
+    client = connect(ZooKeeperSpec(zk_connect, session_timeout_s=10.0))
+    try:
+        client.add_auth("digest", "kafka:secret")
+        seed_topic(client, "orders")
+        state = desired({EntityRef("brokers", "1"): {"log.cleaner.threads": "2"}},
+                        topics={"orders": (None, {"retention.ms": "1"})})
+        apply(client, make_plan(client, state), options=ApplyOptions(secure_acls=True))
+        creator = [ACL(31, Id("digest", make_digest_acl_credential("kafka", "secret")))]
+        world_read = creator + list(READ_ACL_UNSAFE)
+        assert client.get_acls("/config/brokers/1")[0] == creator
+        assert client.get_acls("/config/brokers")[0] == creator
+        assert client.get_acls("/config/topics/orders")[0] == world_read
+        assert client.get_acls("/config/changes")[0] == world_read
+        for child in client.get_children("/config/changes"):
+            assert client.get_acls(f"/config/changes/{child}")[0] == world_read
+        assert client.get_acls("/reconciler/audit")[0] == world_read
+    finally:
+        close(client)
+
+
+def test_committed_batch_with_lost_reply_is_not_resent(
+    zk_client: KazooClient, zk_server: ZkServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The multi commits, then the server dies before we learn it: after reconnecting we read it back."""
+    seed_topics(zk_client, TOPICS[:5])
+    plan = make_plan(zk_client, retention_state(TOPICS[:5]))
+    real_send, calls = txn.send, []
+
+    def commit_then_crash(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        calls.append(1)
+        real_send(client, ops)
+        zk_server.kill()
+        zk_server.restart()
+        raise ConnectionLoss()
+
+    monkeypatch.setattr(txn, "send", commit_then_crash)
+    result = apply(zk_client, plan)
+    assert calls == [1] and result.entities_written == 5
+    assert len(notifications(zk_client)) == 5  # not doubled
+    for name in TOPICS[:5]:
+        data, stat = zk_client.get(f"/config/topics/{name}")
+        assert (data, stat.version) == (config_bytes({"retention.ms": "2000"}), 1)
+
+
+def test_batch_lost_before_commit_is_resent_once(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed_topics(zk_client, TOPICS[:3])
+    plan = make_plan(zk_client, retention_state(TOPICS[:3]))
+    real_send, calls = txn.send, []
+
+    def lose_first(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionLoss()
+        return real_send(client, ops)
+
+    monkeypatch.setattr(txn, "send", lose_first)
+    assert apply(zk_client, plan).entities_written == 3
+    assert len(calls) == 2 and len(notifications(zk_client)) == 3
+
+
+def test_connection_keeps_dropping_gives_a_clear_error(
+    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed_topics(zk_client, TOPICS[:2])
+    plan = make_plan(zk_client, retention_state(TOPICS[:2]))
+
+    def always_lost(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
+        raise ConnectionLoss()
+
+    monkeypatch.setattr(txn, "send", always_lost)
+    with pytest.raises(ZooKeeperError, match="dropped 3 times .* nothing of it was written"):
+        apply(zk_client, plan)
+    assert notifications(zk_client) == {}
+    assert AUDIT.plan_id  # the failure is audited with the plan id
+    record = json.loads(zk_client.get("/reconciler/audit/" + zk_client.get_children("/reconciler/audit")[0])[0])
+    assert record["result"] == "failed: ZooKeeperError" and record["planId"] == AUDIT.plan_id
