@@ -121,7 +121,7 @@ def guard(plan: Plan, desired: DesiredState, allow_destructive: bool) -> None:
         )
 
 
-def _encoder_for(desired: DesiredState, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
+def encoder_for_cluster(desired: DesiredState, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
     encoders = cluster_encoders(desired.cluster, root)
 
     def encoder_for(ref: EntityRef) -> EncoderParams | None:
@@ -183,7 +183,7 @@ def apply_cluster_plan(
         return apply_plan(
             client,
             plan,
-            encoder_for=_encoder_for(desired, root),
+            encoder_for=encoder_for_cluster(desired, root),
             resolve_secret=_secret_resolver(desired, root),
             audit=audit,
             options=options,

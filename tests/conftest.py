@@ -141,3 +141,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if ZK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.zk)
+
+
+# --- secret-leak scan over the whole run (see tests/leakcheck.py) ----------------------------------------
+from tests.leakcheck import pytest_runtest_logreport, pytest_sessionfinish  # noqa: E402,F401
