@@ -192,7 +192,9 @@ def apply(
     if not auto_approve:
         click.echo(_render(pending, "text", obj.color), nl=False, err=True)
         if not sys.stdin.isatty():
-            raise ReconcilerError("refusing to apply without confirmation: stdin is not a terminal (use --auto-approve)")
+            raise ReconcilerError(
+                "refusing to apply without confirmation: stdin is not a terminal (use --auto-approve)"
+            )
         answer = click.prompt(f"Apply these changes to {len(pending)} cluster(s)? Only 'yes' is accepted",
                               default="", show_default=False, err=True)
         if answer.strip() != "yes":

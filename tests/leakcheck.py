@@ -7,6 +7,7 @@ Tests that use a secret take it from here (or register it with `plant`) so the s
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -80,10 +81,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     texts = list(_SEEN)
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is not None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             texts.extend(_artefacts(factory.getbasetemp()))
-        except (OSError, ValueError):
-            pass
     leaks = find_leaks(texts, _PLANTED)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if leaks:

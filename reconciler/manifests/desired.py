@@ -57,7 +57,9 @@ def _cluster_doc(sources: ClusterSources, diags: list[Diagnostic]) -> Document |
         if _kind(doc) != "Cluster":
             continue
         if Path(doc.file).name != CLUSTER_FILE:
-            diags.append(Diagnostic("error", f"a Cluster document belongs in {CLUSTER_FILE}", doc.mark(("kind",)), "kind"))
+            diags.append(
+                Diagnostic("error", f"a Cluster document belongs in {CLUSTER_FILE}", doc.mark(("kind",)), "kind")
+            )
         elif found is not None:
             diags.append(
                 Diagnostic("error", f"second Cluster document (first at {found.mark(())})", doc.mark(("kind",)), "kind")

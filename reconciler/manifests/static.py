@@ -63,7 +63,8 @@ def read_properties(path: Path, display: str) -> tuple[dict[str, tuple[str, Sour
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return {}, [Diagnostic("error", f"cannot read static properties file: {exc.strerror}", SourceRef(display, 1, 1))]
+        problem = Diagnostic("error", f"cannot read static properties file: {exc.strerror}", SourceRef(display, 1, 1))
+        return {}, [problem]
     if len(raw) > MAX_PROPERTIES_BYTES:
         return {}, [Diagnostic("error", "static properties file is larger than 1 MiB", SourceRef(display, 1, 1))]
     try:

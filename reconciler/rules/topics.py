@@ -52,14 +52,14 @@ def check_topics(state: DesiredState) -> list[Diagnostic]:
                 topic.source, "replicationFactor",
             ))
         isr = topic.config.get("min.insync.replicas")
-        if rf is not None and isr is not None and not isinstance(isr.value, SecretRef):
-            if isr.value.isdigit() and int(isr.value) > rf:
-                diags.append(Diagnostic(
-                    "warning",
-                    f"min.insync.replicas {isr.value} is above the replication factor {rf}: producers with "
-                    "acks=all will always fail for this topic",
-                    isr.source, "min.insync.replicas",
-                ))
+        isr_value = isr.value if isr is not None and not isinstance(isr.value, SecretRef) else ""
+        if rf is not None and isr is not None and isr_value.isdigit() and int(isr_value) > rf:
+            diags.append(Diagnostic(
+                "warning",
+                f"min.insync.replicas {isr_value} is above the replication factor {rf}: producers with "
+                "acks=all will always fail for this topic",
+                isr.source, "min.insync.replicas",
+            ))
     return diags
 
 
