@@ -21,9 +21,12 @@ if ! [ -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)
 if ! [ -f "$stamp" ]; then
-  log "installing the project and its dev tools into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip >&2
-  .venv/bin/python -m pip install -q -e '.[dev]' >&2
+  log "installing the project and its dev tools into .venv (log: .venv/install.log)"
+  if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev]'; } \
+      >.venv/install.log 2>&1; then
+    cat .venv/install.log >&2
+    exit 1
+  fi
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

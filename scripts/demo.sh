@@ -1,19 +1,52 @@
 #!/usr/bin/env bash
-# The main job on the local embedded default: set-up, a local ZooKeeper, and the example fleet
-# validated (later stages: plan -> apply -> plan again -> impact). Everything goes to a local ZooKeeper
-# started by scripts/local-zookeeper.sh; nothing outside this machine is touched.
+# The main job on the local embedded default: set-up, a local ZooKeeper, and the example fleet taken through
+# validate -> plan -> apply -> plan again (no changes) -> fleet impact of a change (Spark local[*]).
+# Everything goes to a local ZooKeeper started by scripts/local-zookeeper.sh; nothing else is touched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 export PATH="$PWD/.venv/bin:$PATH"
 PORT=${DEMO_ZK_PORT:-2181}
-bash scripts/local-zookeeper.sh start --port "$PORT" --dir .local/demo-zookeeper
+ZK_DIR=.local/demo-zookeeper
+bash scripts/local-zookeeper.sh start --port "$PORT" --dir "$ZK_DIR"
+
+# The examples point at 127.0.0.1:2181; with another port, run on a copy whose connect strings say so.
+FLEET=examples/fleet
+if [ "$PORT" != 2181 ]; then
+  FLEET=.local/demo-fleet
+  rm -rf "$FLEET" && mkdir -p .local && cp -r examples/fleet "$FLEET"
+  find "$FLEET" -name cluster.yaml -exec sed -i "s/127.0.0.1:2181/127.0.0.1:$PORT/" {} +
+fi
 
 # Demo-only secrets (never use these anywhere real): the examples reference them by name.
 export PROD_EU_1_ENCODER_SECRET=demo-encoder-secret
 export PROD_EU_1_EXTERNAL_JAAS='org.apache.kafka.common.security.scram.ScramLoginModule required;'
 export PROD_EU_1_EXTERNAL_KEYSTORE_PASSWORD=demo-keystore-password
+export RECONCILER_AUDIT_LOG="$PWD/.local/demo-audit.jsonl"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
-step "validate the example fleet (examples/fleet)"
-reconciler --repo examples/fleet validate
+
+step "1. validate the example fleet ($FLEET)"
+reconciler --repo "$FLEET" validate
+
+step "2. SIMULATION: register fake brokers for the example clusters (no Kafka runs here)"
+python scripts/simulate_brokers.py --repo "$FLEET"
+
+step "3. plan (reads live state; writes nothing)"
+set +e
+reconciler --repo "$FLEET" plan --out .local/demo-plan.json --detailed-exitcode
+code=$?
+set -e
+[ "$code" -eq 0 ] || [ "$code" -eq 2 ] || exit "$code"
+
+step "4. apply exactly that plan"
+reconciler --repo "$FLEET" apply .local/demo-plan.json --auto-approve --allow-destructive
+
+step "5. plan again: the live state now matches the manifests"
+reconciler --repo "$FLEET" plan --detailed-exitcode
+
+if [ -f scripts/demo_impact.sh ]; then
+  step "6. fleet impact of a change, computed with Spark local[*]"
+  bash scripts/demo_impact.sh "$FLEET"
+fi
+step "done. Stop the local ZooKeeper with: bash scripts/local-zookeeper.sh stop --dir $ZK_DIR"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kazoo.exceptions import NodeExistsError
@@ -30,7 +31,15 @@ def main() -> int:
     args = parser.parse_args()
     _, states, _ = load_and_validate(args.repo, args.clusters)
     for name, state in sorted(states.items()):
-        client = connect(state.cluster.zookeeper)
+        zk = state.cluster.zookeeper
+        if zk.chroot:  # brokers create their chroot at first start; so does the simulation
+            root = connect(replace(zk, connect=zk.hosts))
+            try:
+                root.ensure_path(zk.chroot)
+            finally:
+                root.stop()
+                root.close()
+        client = connect(zk)
         try:
             registered = []
             for broker in state.cluster.brokers:

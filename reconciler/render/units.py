@@ -12,7 +12,8 @@ from typing import Literal
 Unit = Literal["ms", "bytes", "bytes/s"]
 
 # Kafka's "no limit" defaults (Int.MaxValue, Long.MaxValue, the double quota default 2.147483647E9).
-_UNLIMITED = frozenset({2147483647, 9223372036854775807})
+# Kafka's "no limit" defaults: Integer/Long.MAX_VALUE (float(Long.MAX_VALUE) rounds up, so compare as floats)
+_UNLIMITED = frozenset({float(2147483647), float(9223372036854775807)})
 _DURATIONS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1))
 _SIZES = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
 # Keys whose negative values mean "no limit" (-1) or "same as the total retention" (-2, tiered storage).
