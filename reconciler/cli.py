@@ -137,15 +137,24 @@ def _plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> li
 @main.command()
 @click.argument("clusters", nargs=-1)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the plan file (JSON) here.")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "github"]), default="text",
+              show_default=True, help="github: text plus workflow annotations; markdown: one PR comment.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0: none, 1: error).")
 @click.option("--revision", help="Git revision recorded in the plan (default: none).")
+@click.option("--git-base", help="Plan only the clusters changed since the merge base with REV; records HEAD.")
+@click.option("--inventory", type=click.Path(file_okay=False, path_type=Path),
+              help="With --git-base --format markdown: add the fleet impact summary from this inventory.")
 @click.pass_obj
 def plan(
     obj: Context, clusters: tuple[str, ...], out: Path | None, fmt: str, detailed_exitcode: bool,
-    revision: str | None,
+    revision: str | None, git_base: str | None, inventory: Path | None,
 ) -> None:
     """Read live state and show what apply would change (reads only; never writes)."""
+    if git_base is not None or fmt == "github":
+        from reconciler.cli_gitops import plan_git_base
+
+        plan_git_base(obj, clusters, git_base, out, fmt, detailed_exitcode, inventory, revision)
+        return
     results = _plan_all(obj, clusters, revision)
     plans = [r.plan for r in results]
     if out is not None:
@@ -261,3 +270,6 @@ def run(args: Sequence[str] | None = None) -> int:
 
 def entry(args: Any = None) -> None:
     raise SystemExit(run(args))
+
+
+from reconciler.cli_gitops import register as _register_gitops; _register_gitops(main)  # noqa: E402, E702, I001

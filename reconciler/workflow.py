@@ -168,7 +168,9 @@ def apply_cluster_plan(
     allow_destructive: bool = False,
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    user: str | None = None,
 ) -> ApplyResult:
+    """`user`: who the audit entry names (default: RECONCILER_USER, else login@host)."""
     guard(plan, desired, allow_destructive)
     zk = desired.cluster.zookeeper
     options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path)
@@ -176,7 +178,7 @@ def apply_cluster_plan(
         plan_id=plan.plan_id,
         cluster=plan.cluster,
         revision=plan.revision,
-        user=os.environ.get("RECONCILER_USER") or f"{getpass.getuser()}@{socket.gethostname()}",
+        user=user or default_user(),
         time=now_utc(),
     )
     with cluster_client(desired.cluster, root) as client:
@@ -190,6 +192,10 @@ def apply_cluster_plan(
             audit_log=audit_log,
             progress=progress,
         )
+
+
+def default_user() -> str:
+    return os.environ.get("RECONCILER_USER") or f"{getpass.getuser()}@{socket.gethostname()}"
 
 
 def default_audit_log() -> Path:

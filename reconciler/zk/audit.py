@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+
+from reconciler.plan import Plan
+from reconciler.zk.txn import Group
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +76,45 @@ def write_audit(
             fh.write(text + "\n")
     log.info("audit entry %s written", path)
     return path
+
+
+@dataclass(slots=True)
+class Written:
+    """What the committed batches wrote (for the result and the audit entry)."""
+
+    entities: int = 0
+    notifications: int = 0
+    topics: int = 0
+    partitions: int = 0
+    batches: int = 0
+
+    def add(self, batch: Iterable[Group]) -> None:
+        for group in batch:
+            self.entities += group.entities
+            self.notifications += group.notifications
+            self.topics += group.topics
+            self.partitions += group.partitions
+        self.batches += 1
+
+
+def counts(plan: Plan, done: Written) -> dict[str, int]:
+    """The plan's key-level counts and what the committed batches wrote."""
+    planned = plan.counts
+    return {
+        "add": planned.add, "change": planned.change, "remove": planned.remove,
+        "topicsCreated": done.topics, "partitionsAdded": done.partitions,
+        "entitiesWritten": done.entities, "notifications": done.notifications,
+        "batches": done.batches,
+    }
+
+
+def record_failure(
+    client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: Written, exc: BaseException,
+    acls: Callable[[str], list[Any]], audit_log: Path | None,
+) -> None:
+    """Record what a failed apply committed; only the error's class (a message might quote anything)."""
+    try:
+        record = audit_record(audit, counts(plan, done), f"failed: {type(exc).__name__}")
+        write_audit(client, root, record, acls, audit_log)
+    except Exception as audit_exc:  # never hide the original error
+        log.warning("could not record the failed apply in the audit trail: %r", audit_exc)

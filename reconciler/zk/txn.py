@@ -4,12 +4,13 @@ kazoo's `commit()` reports a failed multi as exception objects inside the result
 error, `RolledBackError`/`RuntimeInconsistency` for the others) instead of raising: every result is
 inspected. A version conflict is never retried. A lost connection is: after reconnecting, the batch's
 first written znode is read back to learn whether the multi committed, and it is re-sent only if not.
+Parents are created before, outside the multis, with empty data and Kafka's ACLs (like createRecursive).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from kazoo.exceptions import (
     BadVersionError,
     ConnectionLoss,
     InvalidACLError,
+    KazooException,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
@@ -30,14 +32,17 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from reconciler.errors import ConflictError, LiveStateError, ReconcilerError
+from reconciler.errors import ConflictError, ReconcilerError
+from reconciler.zk.bulkread import read_all
+from reconciler.zk.layout import default_acls
 from reconciler.zk.lock import where
-from reconciler.zk.session import ZooKeeperError
+from reconciler.zk.session import ZooKeeperError, kazoo_acls
 
 log = logging.getLogger(__name__)
 
 COMMIT_ATTEMPTS = 3  # a batch is sent at most this often while the connection keeps dropping
 COMMIT_TIMEOUT_S = 60.0
+READ_TIMEOUT_S = 120.0
 AMBIGUOUS = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
 _NOT_THE_CAUSE = (RolledBackError, RuntimeInconsistency)  # what the other ops of a failed multi report
 MULTI_END = 9  # the closing multi header
@@ -65,38 +70,6 @@ class Group:
     notifications: int = 0
     topics: int = 0
     partitions: int = 0
-
-
-def read_all(
-    client: KazooClient, paths: Iterable[str], timeout_s: float, *, exists: bool = False
-) -> dict[str, Any]:
-    """Pipelined `get` (or `exists`) of every path -> (data, stat) / stat, None when absent.
-
-    The reads are idempotent, so a lost connection retries them all (bounded).
-    """
-    wanted = list(dict.fromkeys(paths))
-    call = client.exists_async if exists else client.get_async
-
-    def once() -> dict[str, Any]:
-        pending = [(path, call(path)) for path in wanted]
-        out: dict[str, Any] = {}
-        for path, result in pending:
-            try:
-                out[path] = result.get(timeout=timeout_s)
-            except NoNodeError:
-                out[path] = None
-            except NoAuthError:
-                raise LiveStateError(
-                    f"znode {where(client, path)}: not readable (NoAuth): authenticate as the brokers' "
-                    "ZooKeeper identity"
-                ) from None
-        return out
-
-    try:
-        result: dict[str, Any] = KazooRetry(max_tries=4, delay=0.2, backoff=2, max_delay=2.0)(once)
-    except (RetryFailedError, *AMBIGUOUS) as exc:
-        raise ZooKeeperError(f"lost the ZooKeeper connection while reading {len(wanted)} znodes") from exc
-    return result
 
 
 def size(ops: Iterable[Op], client: KazooClient) -> int:
@@ -163,6 +136,11 @@ def commit(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> N
                     f"{_earlier(number)}; run `reconciler plan` again"
                 ) from exc
             continue  # verified not committed: sending it again cannot double anything
+        except KazooException as exc:  # refused as a whole (a multi is atomic)
+            raise ZooKeeperError(
+                f"ZooKeeper refused batch {number}/{total} ({type(exc).__name__}); nothing of it was written"
+                f"{_earlier(number)}"
+            ) from exc
         check_results(client, ops, results, number, total)
         return
     raise ZooKeeperError(
@@ -264,3 +242,51 @@ def auth_error(client: KazooClient, path: str, exc: Exception, suffix: str) -> R
         f"not permitted to write {where(client, path)} (NoAuth): authenticate as the brokers' ZooKeeper "
         f"identity (zookeeper auth in the cluster manifest); {suffix}"
     )
+
+
+# --- nodes outside the multis: parents, ACLs -----------------------------------------------------------
+
+
+class Acls:
+    """kazoo ACL lists per path, as Kafka's `ZkData.defaultAcls` sets them (three distinct lists, cached)."""
+
+    def __init__(self, secure: bool) -> None:
+        self.secure = secure
+        self._cache: dict[tuple[Any, ...], list[Any]] = {}
+
+    def __call__(self, path: str) -> list[Any]:
+        entries = default_acls(self.secure, path)
+        if entries not in self._cache:
+            self._cache[entries] = kazoo_acls(entries)
+        return self._cache[entries]
+
+
+def ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def missing_parents(groups: Sequence[Group]) -> list[str]:
+    """Ancestors of every created node that the transactions do not create themselves."""
+    created = {op.path for g in groups for op in g.ops if op.kind == "create" and not op.sequential}
+    needed = {a for g in groups for op in g.ops if op.kind == "create" for a in ancestors(op.path)}
+    return sorted(needed - created)
+
+
+def ensure_paths(client: KazooClient, paths: Iterable[str], acl_for: Callable[[str], list[Any]]) -> None:
+    """Create those of `paths` that are missing, with empty data and Kafka's ACL for each.
+
+    `paths` must list ancestors too. Existence is checked first (creating an existing node needs CREATE on
+    its parent under secure ACLs); creates are pipelined parent-first, as one session's requests are
+    processed in order.
+    """
+    wanted = sorted(set(paths), key=lambda p: (p.count("/"), p))
+    exists = read_all(client, wanted, READ_TIMEOUT_S, exists=True)
+    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in wanted if exists[p] is None]
+    for path, result in pending:
+        try:
+            result.get(timeout=READ_TIMEOUT_S)
+        except NodeExistsError:
+            pass  # created concurrently; it is only a parent
+        except (NoAuthError, InvalidACLError) as exc:
+            raise auth_error(client, path, exc, "no config was written") from None

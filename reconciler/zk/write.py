@@ -1,9 +1,9 @@
 """Apply a Plan to ZooKeeper exactly as Kafka's own tooling writes it (ground truth §1, SPEC §6).
 
-KRaft guard -> cluster lock -> pipelined pre-read of every planned znode (a stale version is reported
-before anything is written; passwords are encoded here) -> missing parents created empty, like Kafka's
-createRecursive -> byte-bounded multis (`txn.py`): each entity's write and its change notification in the
-same multi, every write version-checked, with `check(/controller)` like Kafka's own guard -> audit entry.
+KRaft guard -> cluster lock -> bulk pre-read of every planned znode (`bulkread.py`; a stale version is
+reported before anything is written; passwords are encoded here) -> missing parents created empty, like
+Kafka's createRecursive -> byte-bounded multis (`txn.py`): each entity's write and its change notification
+in the same multi, every write version-checked, with `check(/controller)` like Kafka's own guard -> audit.
 Apply executes the plan's changes on the live config read back; it never re-diffs.
 """
 
@@ -11,26 +11,27 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import InvalidACLError, NoAuthError, NodeExistsError
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from reconciler.errors import ConflictError, ReconcilerError, SecretError
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.passwords import EncoderParams, encode
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.zk import txn
-from reconciler.zk.audit import AuditInfo, audit_record, write_audit
+from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
+from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import (
     CONTROLLER_PATH,
     NOTIFICATION_PREFIX,
     decode_entity_config,
     decode_topic_assignment,
-    default_acls,
     encode_entity_config,
     encode_notification,
     encode_topic_assignment,
@@ -38,7 +39,7 @@ from reconciler.zk.layout import (
     topic_path,
 )
 from reconciler.zk.lock import cluster_lock, lock_identifier, refuse_kraft, where
-from reconciler.zk.session import kazoo_acls
+from reconciler.zk.session import ZooKeeperError
 from reconciler.zk.txn import Group, Op
 
 __all__ = ["ApplyOptions", "ApplyResult", "AuditInfo", "SecretResolver", "apply_plan"]
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 
 SecretResolver = Callable[[Change, EntityRef], Secret]
 EncoderLookup = Callable[[EntityRef], EncoderParams | None]
-READ_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,39 +74,6 @@ class ApplyResult:
     audit_path: str | None
 
 
-@dataclass(slots=True)
-class _Done:
-    """What the committed batches wrote (for the result and the audit entry)."""
-
-    entities: int = 0
-    notifications: int = 0
-    topics: int = 0
-    partitions: int = 0
-    batches: int = 0
-
-    def add(self, batch: Iterable[Group]) -> None:
-        for group in batch:
-            self.entities += group.entities
-            self.notifications += group.notifications
-            self.topics += group.topics
-            self.partitions += group.partitions
-        self.batches += 1
-
-
-class _Acls:
-    """kazoo ACL lists per path, as Kafka's `ZkData.defaultAcls` sets them (three distinct lists, cached)."""
-
-    def __init__(self, secure: bool) -> None:
-        self.secure = secure
-        self._cache: dict[tuple[Any, ...], list[Any]] = {}
-
-    def __call__(self, path: str) -> list[Any]:
-        entries = default_acls(self.secure, path)
-        if entries not in self._cache:
-            self._cache[entries] = kazoo_acls(entries)
-        return self._cache[entries]
-
-
 def apply_plan(
     client: KazooClient,
     plan: Plan,
@@ -126,17 +93,38 @@ def apply_plan(
     """
     if plan.is_empty:
         return ApplyResult(0, 0, 0, 0, 0, None)
+    done = Written()
+    try:
+        path = _apply(client, plan, encoder_for, resolve_secret, audit, options, audit_log, progress, done)
+    except (KazooException, KazooTimeoutError) as exc:  # whatever txn/lock did not already explain
+        raise ZooKeeperError(
+            f"cluster {plan.cluster}: ZooKeeper failed during apply ({type(exc).__name__}) after "
+            f"{done.batches} committed batch(es); run `reconciler plan` to see what is left to do"
+        ) from exc
+    return ApplyResult(done.entities, done.notifications, done.topics, done.partitions, done.batches, path)
+
+
+def _apply(
+    client: KazooClient,
+    plan: Plan,
+    encoder_for: EncoderLookup,
+    resolve_secret: SecretResolver,
+    audit: AuditInfo,
+    options: ApplyOptions,
+    audit_log: Path | None,
+    progress: Callable[[int, int], None] | None,
+    done: Written,
+) -> str:
     version = refuse_kraft(client, plan.cluster)  # of /controller
-    acls = _Acls(options.secure_acls)
+    acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
-    ensure_paths(client, [root, f"{root}/lock"], acls)
-    done = _Done()
+    txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
     with cluster_lock(client, f"{root}/lock", lock_identifier(audit.user, plan.plan_id),
                       options.lock_timeout_s, plan.cluster):
         try:
             builder = _Builder(client, plan, acls, encoder_for, resolve_secret)
-            groups = builder.build(txn.read_all(client, builder.paths(), READ_TIMEOUT_S))
-            ensure_paths(client, _missing_parents(groups), acls)
+            groups = builder.build(read_all(client, builder.paths(), txn.READ_TIMEOUT_S))
+            txn.ensure_paths(client, txn.missing_parents(groups), acls)
             # Kafka's KAFKA-16539 guard: the write fails if the controller changed (e.g. a KRaft migration)
             prefix = [] if version is None else [Op("check", CONTROLLER_PATH, version=version)]
             budget = options.max_batch_bytes - txn.size(prefix, client) - txn.MULTI_END
@@ -147,42 +135,9 @@ def apply_plan(
                 if progress is not None:
                     progress(sum(len(b) for b in batches[:number]), len(groups))
         except BaseException as exc:
-            _audit_failure(client, root, audit, plan, done, exc, acls, audit_log)
+            record_failure(client, root, audit, plan, done, exc, acls, audit_log)
             raise
-        record = audit_record(audit, _counts(plan, done), "applied")
-        path = write_audit(client, root, record, acls, audit_log)
-    return ApplyResult(done.entities, done.notifications, done.topics, done.partitions, done.batches, path)
-
-
-def _ancestors(path: str) -> list[str]:
-    parts = path.strip("/").split("/")
-    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
-
-
-def _missing_parents(groups: Sequence[Group]) -> list[str]:
-    """Ancestors of every created node that the transactions do not create themselves."""
-    created = {op.path for g in groups for op in g.ops if op.kind == "create" and not op.sequential}
-    needed = {a for g in groups for op in g.ops if op.kind == "create" for a in _ancestors(op.path)}
-    return sorted(needed - created)
-
-
-def ensure_paths(client: KazooClient, paths: Iterable[str], acl_for: Callable[[str], list[Any]]) -> None:
-    """Create those of `paths` that are missing, with empty data and Kafka's ACL for each.
-
-    `paths` must list ancestors too. Existence is checked first (creating an existing node needs CREATE on
-    its parent under secure ACLs); creates are pipelined parent-first, as one session's requests are
-    processed in order.
-    """
-    wanted = sorted(set(paths), key=lambda p: (p.count("/"), p))
-    exists = txn.read_all(client, wanted, READ_TIMEOUT_S, exists=True)
-    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in wanted if exists[p] is None]
-    for path, result in pending:
-        try:
-            result.get(timeout=READ_TIMEOUT_S)
-        except NodeExistsError:
-            pass  # created concurrently; it is only a parent
-        except (NoAuthError, InvalidACLError) as exc:
-            raise txn.auth_error(client, path, exc, "nothing was written") from None
+        return write_audit(client, root, audit_record(audit, counts(plan, done), "applied"), acls, audit_log)
 
 
 class _Builder:
@@ -192,7 +147,7 @@ class _Builder:
         self,
         client: KazooClient,
         plan: Plan,
-        acls: _Acls,
+        acls: txn.Acls,
         encoder_for: EncoderLookup,
         resolve: SecretResolver,
     ) -> None:
@@ -210,8 +165,13 @@ class _Builder:
         groups: list[Group] = []
         for t in self.plan.topics_to_create:  # config first, then the assignment; no notification (Kafka)
             cfg, asg = entity_path(EntityRef("topics", t.name)), topic_path(t.name)
-            ops = [Op("create", cfg, encode_entity_config(t.config), acl=self.acls(cfg)),
-                   Op("create", asg, encode_topic_assignment(t.assignment), acl=self.acls(asg))]
+            config = encode_entity_config(t.config)
+            leftover = current[cfg]
+            # Kafka's createTopicWithAssignment sets-or-creates the config znode, so a config left over from
+            # a deleted topic is overwritten (guarded by the version just read) rather than blocking forever.
+            first = (Op("create", cfg, config, acl=self.acls(cfg)) if leftover is None
+                     else Op("set", cfg, config, version=leftover[1].version))
+            ops = [first, Op("create", asg, encode_topic_assignment(t.assignment), acl=self.acls(asg))]
             groups.append(Group(f"topics/{t.name}", ops, topics=1))
         groups += [self._partitions(p, current[topic_path(p.name)]) for p in self.plan.partition_increases]
         families: dict[tuple[str, str, str], list[EntityPlan]] = {}
@@ -231,14 +191,9 @@ class _Builder:
                 name = where(self.client, path)
                 stale.append(f"{name} changed since the plan (version {_v(base)}, now {_v(now)})")
         for t in self.plan.topics_to_create:
-            cfg, asg = entity_path(EntityRef("topics", t.name)), topic_path(t.name)
+            asg = topic_path(t.name)
             if current[asg] is not None:
                 stale.append(f"topic {t.name} was created since the plan ({where(self.client, asg)} exists)")
-            elif current[cfg] is not None:
-                stale.append(
-                    f"{where(self.client, cfg)} exists without {where(self.client, asg)} (left over from a "
-                    "deleted topic?); check it, delete it if it is stale"
-                )
         if stale:
             more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
             raise ConflictError(
@@ -305,9 +260,12 @@ class _Builder:
 
     def _only_deleted_clients(self, path: str, deleted: set[str] | None) -> bool:
         """Is the only child the `clients` container, holding only clients this multi deletes?"""
-        if deleted is None or self.client.get_children(path) != ["clients"]:
+        try:
+            if deleted is None or self.client.retry(self.client.get_children, path) != ["clients"]:
+                return False
+            return set(self.client.retry(self.client.get_children, path + "/clients")) <= deleted
+        except NoNodeError:  # changed under us: keep the node; the multi's version check has the last word
             return False
-        return set(self.client.get_children(path + "/clients")) <= deleted
 
     def _changed(self, e: EntityPlan, live: Mapping[str, str]) -> dict[str, str]:
         """The live config with exactly the plan's changes; every other key is kept as stored."""
@@ -335,25 +293,3 @@ class _Builder:
 
 def _v(version: int | None) -> str:
     return "absent" if version is None else str(version)
-
-
-def _counts(plan: Plan, done: _Done) -> dict[str, int]:
-    counts = plan.counts
-    return {
-        "add": counts.add, "change": counts.change, "remove": counts.remove,
-        "topicsCreated": done.topics, "partitionsAdded": done.partitions,
-        "entitiesWritten": done.entities, "notifications": done.notifications,
-        "batches": done.batches,
-    }
-
-
-def _audit_failure(
-    client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: _Done, exc: BaseException,
-    acls: _Acls, audit_log: Path | None,
-) -> None:
-    """Record what a failed apply committed; only the error's class (a message might quote anything)."""
-    try:
-        record = audit_record(audit, _counts(plan, done), f"failed: {type(exc).__name__}")
-        write_audit(client, root, record, acls, audit_log)
-    except Exception as audit_exc:  # never hide the original error
-        log.warning("could not record the failed apply in the audit trail: %r", audit_exc)

@@ -55,7 +55,8 @@ def desired(
     topics: Mapping[str, tuple[int | None, Mapping[str, str]]] | None = None,
     ignore_keys: tuple[str, ...] = (),
 ) -> DesiredState:
-    cluster = ClusterSpec("c1", "3.6", ZooKeeperSpec("unused:2181"), (1, 2, 3), policy=Policy(ignore_keys=ignore_keys))
+    policy = Policy(ignore_keys=ignore_keys)
+    cluster = ClusterSpec("c1", "3.6", ZooKeeperSpec("unused:2181"), (1, 2, 3), policy=policy)
     return DesiredState(
         cluster=cluster,
         entities={
@@ -130,7 +131,8 @@ def kafka_decode(encoded: str, secret: str) -> str:
     assert fields["cipherAlgorithm"] == "AES/CBC/PKCS5Padding"
     key = hashlib.pbkdf2_hmac("sha512", secret.encode(), base64.b64decode(fields["salt"]),
                               int(fields["iterations"]), int(fields["keyLength"]) // 8)
-    decryptor = Cipher(algorithms.AES(key), modes.CBC(base64.b64decode(fields["initializationVector"]))).decryptor()
+    iv = base64.b64decode(fields["initializationVector"])
+    decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
     padded = decryptor.update(base64.b64decode(fields["encryptedPassword"])) + decryptor.finalize()
     text = padded[: -padded[-1]].decode("utf-8")
     assert len(text.encode("utf-16-le")) // 2 == int(fields["passwordLength"])
@@ -231,7 +233,8 @@ def test_untouched_keys_survive_byte_for_byte(zk_client: KazooClient) -> None:
     assert [c.key for e in plan.entities for c in e.changes] == ["log.cleaner.threads"]
     apply(zk_client, plan)
     data = zk_client.get("/config/brokers/1")[0]
-    assert data == config_bytes({PASSWORD_KEY: old_password, "log.cleaner.threads": "2", "custom.ignored": odd})
+    expected = {PASSWORD_KEY: old_password, "log.cleaner.threads": "2", "custom.ignored": odd}
+    assert data == config_bytes(expected)
     assert json.dumps(old_password).encode() in data
 
 
@@ -247,6 +250,16 @@ def test_topic_creation_writes_config_then_assignment_without_notification(zk_cl
         f'{{"version":3,"partitions":{{{parts}}},"adding_replicas":{{}},"removing_replicas":{{}}}}'.encode()
     )
     assert notifications(zk_client) == {}
+
+
+def test_topic_creation_overwrites_a_leftover_config_like_kafka(zk_client: KazooClient) -> None:
+    """Kafka's createTopicWithAssignment sets-or-creates the config: a leftover never blocks convergence."""
+    seed(zk_client, "/config/topics/payments", {"retention.ms": "5", "cleanup.policy": "compact"})
+    plan = make_plan(zk_client, desired(topics={"payments": (3, {"retention.ms": "1000"})}))
+    apply(zk_client, plan)
+    assert zk_client.get("/config/topics/payments")[0] == b'{"version":1,"config":{"retention.ms":"1000"}}'
+    assert zk_client.exists("/brokers/topics/payments") is not None
+    assert make_plan(zk_client, desired(topics={"payments": (3, {"retention.ms": "1000"})})).is_empty
 
 
 def test_partition_increase_keeps_topic_id_and_existing_partitions(zk_client: KazooClient) -> None:

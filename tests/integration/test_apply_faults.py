@@ -15,7 +15,7 @@ from kazoo.security import ACL, READ_ACL_UNSAFE, Id, make_digest_acl_credential
 
 from reconciler.errors import ConflictError, ExitCode, RefusedError
 from reconciler.model import EntityRef, ZooKeeperSpec
-from reconciler.zk import txn
+from reconciler.zk import bulkread, txn
 from reconciler.zk.layout import encode_controller
 from reconciler.zk.session import ZooKeeperError, close, connect
 from reconciler.zk.txn import Op
@@ -42,6 +42,10 @@ def seed_topics(client: KazooClient, names: Sequence[str]) -> None:
         seed(client, f"/config/topics/{name}", {"retention.ms": "1000"})
 
 
+def last_audit(client: KazooClient) -> Any:
+    return json.loads(client.get("/reconciler/audit/" + max(client.get_children("/reconciler/audit")))[0])
+
+
 def retention_state(names: Sequence[str], value: str = "2000") -> Any:
     return desired(topics={name: (None, {"retention.ms": value}) for name in names})
 
@@ -53,7 +57,7 @@ def test_stale_plan_detected_before_writing(zk_client: KazooClient) -> None:
     before = snapshot(zk_client)
     with pytest.raises(ConflictError) as err:
         apply(zk_client, plan)
-    assert err.value.exit_code == ExitCode.CONFLICT == 3
+    assert err.value.exit_code == ExitCode.CONFLICT and int(err.value.exit_code) == 3
     assert "/config/topics/t-001 changed since the plan (version 0, now 1)" in err.value.message
     assert "nothing was written" in err.value.message and "reconciler plan" in err.value.message
     after = snapshot(zk_client)
@@ -61,7 +65,9 @@ def test_stale_plan_detected_before_writing(zk_client: KazooClient) -> None:
     assert notifications(zk_client) == {}
 
 
-def test_stale_version_caught_by_the_multi_itself(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_version_caught_by_the_multi_itself(
+    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A write between the pre-read and the commit: ZooKeeper's version check rolls the whole batch back."""
     seed_topics(zk_client, TOPICS[:3])
     zk_client.ensure_path("/config/changes")
@@ -77,12 +83,13 @@ def test_stale_version_caught_by_the_multi_itself(zk_client: KazooClient, monkey
     with pytest.raises(ConflictError) as err:
         apply(zk_client, plan)
     assert sent == [6]  # never retried
-    assert "stale plan: " in err.value.message and "/config/topics/t-002 changed since the plan" in err.value.message
-    assert "(version 0, now 1)" in err.value.message and "nothing of batch 1/1 was written" in err.value.message
+    message = err.value.message
+    assert message.startswith("stale plan: ") and "/config/topics/t-002 changed since the plan" in message
+    assert "(version 0, now 1)" in message and "nothing of batch 1/1 was written" in message
     for name in TOPICS[:2]:
         assert zk_client.get(f"/config/topics/{name}")[0] == config_bytes({"retention.ms": "1000"})
     assert notifications(zk_client) == {}
-    record = json.loads(zk_client.get("/reconciler/audit/" + zk_client.get_children("/reconciler/audit")[0])[0])
+    record = last_audit(zk_client)
     assert record["result"] == "failed: ConflictError" and record["counts"]["entitiesWritten"] == 0
 
 
@@ -144,7 +151,9 @@ def test_kraft_controller_refused_and_nothing_written(zk_client: KazooClient) ->
     assert snapshot(zk_client) == before
 
 
-def test_zk_controller_is_checked_in_every_batch(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zk_controller_is_checked_in_every_batch(
+    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed_topics(zk_client, TOPICS[:2])
     zk_client.create("/controller", encode_controller(1))
     zk_client.ensure_path("/config/changes")
@@ -157,7 +166,7 @@ def test_zk_controller_is_checked_in_every_batch(zk_client: KazooClient, monkeyp
         return real_send(client, ops)
 
     monkeypatch.setattr(txn, "send", migrating)
-    with pytest.raises(ConflictError, match="controller .* changed since apply started"):
+    with pytest.raises(ConflictError, match=r"controller .* changed since apply started"):
         apply(zk_client, plan)
     assert notifications(zk_client) == {}
 
@@ -178,9 +187,11 @@ def test_tiny_batches_never_split_an_entity(zk_client: KazooClient, monkeypatch:
         assert txn.size(ops, zk_client) + txn.MULTI_END <= 2048
         kinds = [(op.kind, op.sequential) for op in ops]
         assert kinds == [("set", False), ("create", True)] * (len(ops) // 2)  # entity + its notification
-    assert [op.path for ops in batches for op in ops if op.kind == "set"] == [f"/config/topics/{t}" for t in TOPICS]
+    written = [op.path for ops in batches for op in ops if op.kind == "set"]
+    assert written == [f"/config/topics/{t}" for t in TOPICS]
     assert len(notifications(zk_client)) == 200
-    assert all(zk_client.get(f"/config/topics/{t}")[0] == config_bytes({"retention.ms": "2000"}) for t in TOPICS)
+    expected = config_bytes({"retention.ms": "2000"})
+    assert all(zk_client.get(f"/config/topics/{t}")[0] == expected for t in TOPICS)
 
 
 def test_secure_acls_like_kafka(zk_connect: str) -> None:
@@ -228,7 +239,9 @@ def test_committed_batch_with_lost_reply_is_not_resent(
         assert (data, stat.version) == (config_bytes({"retention.ms": "2000"}), 1)
 
 
-def test_batch_lost_before_commit_is_resent_once(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batch_lost_before_commit_is_resent_once(
+    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed_topics(zk_client, TOPICS[:3])
     plan = make_plan(zk_client, retention_state(TOPICS[:3]))
     real_send, calls = txn.send, []
@@ -254,9 +267,28 @@ def test_connection_keeps_dropping_gives_a_clear_error(
         raise ConnectionLoss()
 
     monkeypatch.setattr(txn, "send", always_lost)
-    with pytest.raises(ZooKeeperError, match="dropped 3 times .* nothing of it was written"):
+    with pytest.raises(ZooKeeperError, match=r"dropped 3 times .* nothing of it was written"):
         apply(zk_client, plan)
     assert notifications(zk_client) == {}
     assert AUDIT.plan_id  # the failure is audited with the plan id
-    record = json.loads(zk_client.get("/reconciler/audit/" + zk_client.get_children("/reconciler/audit")[0])[0])
+    record = last_audit(zk_client)
     assert record["result"] == "failed: ZooKeeperError" and record["planId"] == AUDIT.plan_id
+
+
+def test_bulk_reads_match_pipelined_reads(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed_topics(zk_client, TOPICS[:30])
+    paths = [f"/config/topics/{t}" for t in TOPICS[:30]] + [f"/config/topics/missing-{i}" for i in range(5)]
+    monkeypatch.setattr(bulkread, "CHUNK", 7)  # several multiReads in flight
+    multi = bulkread.read_all(zk_client, paths, 10)
+    pipelined = bulkread._pipelined(zk_client, paths, 10, False)
+    assert multi == pipelined and sum(v is None for v in multi.values()) == 5
+
+
+def test_server_without_multiread_falls_back(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ZooKeeper < 3.6 answers an unknown opcode with UNIMPLEMENTED (and drops the connection)."""
+    seed_topics(zk_client, TOPICS[:20])
+    plan = make_plan(zk_client, retention_state(TOPICS[:20]))
+    monkeypatch.setattr(bulkread._MultiRead, "type", 99)  # an opcode this server does not know either
+    assert apply(zk_client, plan).entities_written == 20
+    assert zk_client in bulkread._NO_MULTI_READ
+    assert make_plan(zk_client, retention_state(TOPICS[:20])).is_empty

@@ -1,0 +1,299 @@
+"""GitOps commands: `plan --git-base` (its body), `reconcile` and `import`. Registered on the main group by
+`register(main)` at the end of cli.py. Like cli.py: stdout carries only the artefact, the rest goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
+
+if TYPE_CHECKING:
+    from reconciler.cli import Context
+    from reconciler.plan import Plan
+    from reconciler.reconcile import Options, PassResult, Source
+
+IMPACT_TIMEOUT_S = 1800
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    """GitHub workflow-command escaping (data; properties also escape ':' and ',')."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefix: str = "") -> list[str]:
+    """`::error`/`::warning` lines: diagnostics, and the risky changes at the manifest lines that cause them."""
+    def where(file: str, line: int) -> str:
+        path = f"{prefix}/{file}" if prefix else file
+        return f" file={_gh_escape(path, True)},line={line}"
+
+    out: list[str] = []
+    for d in diags:
+        props = where(d.source.file, d.source.line) if d.source is not None else ""
+        message = d.message + (f" [{d.key}]" if d.key else "")
+        out.append(f"::{'error' if d.severity == 'error' else 'warning'}{props}::{_gh_escape(message)}")
+    for p in plans:
+        for e in p.entities:
+            for c in e.changes:
+                if c.risk == "safe" or c.source is None:
+                    continue
+                reasons = "; ".join(c.reasons) or c.risk
+                message = f"{p.cluster} {e.ref.display} {c.key}: {c.risk}: {reasons}"
+                out.append(f"::warning{where(c.source.file, c.source.line)},title={c.risk} change::"
+                           f"{_gh_escape(message)}")
+    return out
+
+
+def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
+    """The impact job's Markdown summary, when the `impact` command exists (it runs Spark: a subprocess)."""
+    from reconciler.cli import main
+
+    if "impact" not in main.commands:
+        click.echo("note: no fleet impact summary: this installation has no `impact` command", err=True)
+        return None
+    args = [sys.executable, "-m", "reconciler", "--repo", str(obj.repo), "impact", "--git-base", base,
+            "--inventory", str(inventory), "--format", "markdown"]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        click.echo(f"warning: fleet impact failed: {exc}", err=True)
+        return None
+    if done.returncode not in (0, 2):
+        click.echo(f"warning: fleet impact exited {done.returncode}:\n{done.stderr.strip()}", err=True)
+        return None
+    return done.stdout
+
+
+def plan_git_base(
+    obj: Context, clusters: Sequence[str], base: str, out: Path | None, fmt: str, detailed_exitcode: bool,
+    inventory: Path | None = None,
+) -> None:
+    """`plan --git-base BASE`: plan only the clusters the branch (work tree vs its merge base with BASE)
+    changes, reading only their ZooKeepers; record HEAD's revision in each plan."""
+    from reconciler.cli import _render, emit_diagnostics
+    from reconciler.gitops import changed_clusters, current_revision, open_repo
+    from reconciler.manifests.validate import load_and_validate
+    from reconciler.pr_comment import render_comment
+    from reconciler.workflow import plan_cluster
+
+    changes = changed_clusters(obj.repo, base)
+    revision = current_revision(obj.repo)
+    _, prefix = open_repo(obj.repo)
+    selected = sorted(changes.clusters & set(clusters) if clusters else changes.clusters)
+    for cluster, why in changes.reasons.items():
+        click.echo(f"{cluster}: {'; '.join(why)}", err=True)
+    click.echo(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
+               f"revision {revision.describe()}", err=True)
+    plans: list[Plan] = []
+    failures: dict[str, str] = {}
+    diags: list[Diagnostic] = []
+    if selected:
+        _, states, diags = load_and_validate(obj.repo, selected)
+    if not has_errors(diags):
+        for name in selected:
+            try:
+                result = plan_cluster(states[name], obj.repo, revision.recorded)
+            except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
+                failures[name] = exc.message
+                continue
+            diags.extend(result.diagnostics)
+            plans.append(result.plan)
+    if fmt == "github":
+        for line in github_annotations(diags, plans, prefix):
+            click.echo(line, err=True)
+    if out is not None and plans:
+        from reconciler.render.json import render_plan_file
+
+        out.write_text(render_plan_file(plans), encoding="utf-8")
+        click.echo(f"plan written to {out}", err=True)
+    if fmt == "markdown":
+        impact = _impact_markdown(obj, base, inventory) if inventory is not None and selected else None
+        click.echo(render_comment(
+            plans, base=base, merge_base=changes.base, revision=revision.sha, reasons=changes.reasons,
+            removed=sorted(changes.removed), failures=failures,
+            diagnostics=diags if has_errors(diags) else (), impact=impact,
+        ), nl=False)
+    elif plans:
+        click.echo(_render(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
+    if has_errors(diags):
+        raise ValidationError(diags)
+    emit_diagnostics(diags, "text")
+    if failures:
+        raise ReconcilerError(f"{len(failures)} cluster(s) could not be planned: " + ", ".join(sorted(failures)))
+    if detailed_exitcode and any(not p.is_empty for p in plans):
+        raise SystemExit(ExitCode.CHANGES)
+
+
+# --- reconcile ------------------------------------------------------------------------------------------
+
+
+def parse_duration(text: str) -> float:
+    """`90`, `30s`, `5m`, `1h30m` -> seconds."""
+    import re
+
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip() or float(parts[0][0]) < 0:
+        raise click.BadParameter(f"{text!r} is not a duration (e.g. 30s, 5m, 1h30m)", param_hint="--interval")
+    seconds = sum(float(n) * units[u or "s"] for n, u in parts)
+    if seconds <= 0:
+        raise click.BadParameter("the interval must be positive", param_hint="--interval")
+    return seconds
+
+
+def default_cache() -> Path:
+    import os
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "kafka-reconciler" / "repos"
+
+
+@contextmanager
+def _source(obj: Context, url: str | None, branch: str | None, cache: Path | None, only: Sequence[str],
+            allow_dirty: bool) -> Iterator[Source]:
+    from reconciler.gitops import manifests_at, require_clean, sync_remote
+    from reconciler.reconcile import Source
+
+    if url is not None:
+        mirror, ref = sync_remote(url, branch or "main", cache or default_cache())
+        with manifests_at(mirror, ref, only) as (root, at):
+            yield Source(root, at, mirror)
+    elif branch is not None:  # a branch of the local repository, read without a checkout
+        with manifests_at(obj.repo, branch, only) as (root, at):
+            yield Source(root, at, obj.repo)
+    else:
+        head = require_clean(obj.repo, allow_dirty)
+        yield Source(obj.repo, head, obj.repo if head is not None else None)
+
+
+def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: threading.Event) -> PassResult:
+    from dataclasses import replace
+
+    from reconciler.reconcile import PassResult, run_pass
+    from reconciler.workflow import default_user, now_utc
+
+    started = now_utc()
+    try:
+        with _source(obj, args["url"], args["branch"], args["cache"], args["only"],
+                     options.dry_run or args["allow_dirty"]) as source:
+            if source.revision is not None and options.user is None:
+                options = replace(options, user=f"{default_user()} for {source.revision.author}")
+
+            def progress(outcome: Any) -> None:
+                if obj.verbose:
+                    click.echo(f"{outcome.cluster}: {outcome.status} ({outcome.seconds:.1f}s)", err=True)
+
+            return run_pass(source, args["only"], options, stop, progress)
+    except ReconcilerError as exc:  # no manifests this pass (fetch failed, dirty tree): report, keep going
+        return PassResult(None, started, now_utc(), error=exc.message)
+
+
+@click.command("reconcile")
+@click.argument("clusters", nargs=-1)
+@click.option("--repo-url", "url", help="Fetch the manifests from this git URL (a bare mirror in --cache-dir).")
+@click.option("--branch", help="Branch to reconcile (with --repo-url: default main; without: read from the "
+              "local repository without a checkout).")
+@click.option("--cache-dir", "cache", type=click.Path(file_okay=False, path_type=Path),
+              help="Where --repo-url mirrors live (default: $XDG_CACHE_HOME/kafka-reconciler/repos).")
+@click.option("--once", is_flag=True, help="One pass, then exit (for cron jobs and CI).")
+@click.option("--interval", help="A pass every DURATION (30s, 5m, 1h) until SIGTERM.")
+@click.option("--dry-run", is_flag=True, help="Plan and report drift; write nothing.")
+@click.option("--parallel", type=click.IntRange(1, 256), default=4, show_default=True,
+              help="Clusters reconciled at the same time.")
+@click.option("--allow-destructive", is_flag=True, help="Apply destructive plans (else policy.allowDestructive).")
+@click.option("--allow-dirty", is_flag=True, help="Apply from a work tree with uncommitted manifests.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: the summary of each pass as one JSON line on stdout.")
+@click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@click.pass_obj
+def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
+              once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
+              allow_dirty: bool, fmt: str, audit_log: Path | None) -> None:
+    """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
+    from reconciler.reconcile import Options
+    from reconciler.reconcile_report import summary_json, summary_text
+    from reconciler.workflow import default_audit_log
+
+    if once == (interval is not None):
+        raise click.UsageError("give exactly one of --once and --interval DURATION")
+    seconds = parse_duration(interval) if interval is not None else 0.0
+    options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log())
+    args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
+    stop = threading.Event()
+    failures = 0
+    with _graceful(stop):
+        while True:
+            result = _one_pass(obj, args, options, stop)
+            click.echo(summary_text(result), err=True, nl=False)
+            if fmt == "json":
+                click.echo(json.dumps(summary_json(result), ensure_ascii=False))
+            failures = result.failures
+            if once or stop.is_set() or stop.wait(seconds):
+                break
+    if failures:
+        raise SystemExit(ExitCode.ERROR)
+
+
+@contextmanager
+def _graceful(stop: threading.Event) -> Iterator[None]:
+    """SIGTERM/SIGINT: finish the clusters in progress, start no new ones, then end (a second SIGINT kills)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        stop.set()
+        click.echo(f"received {signal.Signals(signum).name}: finishing the clusters in progress, "
+                   "starting no new ones", err=True)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# --- import ---------------------------------------------------------------------------------------------
+
+
+@click.command("import")
+@click.argument("cluster")
+@click.option("--zookeeper", "connect", required=True, help="host:port[,host:port…][/chroot] of the cluster.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Manifests root to write DIR/clusters/CLUSTER/ into (default: --repo).")
+@click.option("--kafka-version", help="The brokers' version, e.g. 3.6 (default: the newest the catalog knows).")
+@click.option("--label", "labels", multiple=True, help="KEY=VALUE label of the Cluster (repeatable).")
+@click.option("--auth-env", help="Environment variable holding user:password for ZooKeeper digest auth.")
+@click.option("--encoder-secret-env", help="Environment variable holding the brokers' password.encoder.secret "
+              "(default: <CLUSTER>_ENCODER_SECRET); when set, equal passwords are recognised across brokers.")
+@click.option("--include-internal-topics", is_flag=True, help="Also declare __consumer_offsets and co.")
+@click.option("--force", is_flag=True, help="Replace an existing clusters/CLUSTER/ directory.")
+@click.pass_obj
+def import_command(obj: Context, cluster: str, connect: str, out: Path | None, kafka_version: str | None,
+                   labels: tuple[str, ...], auth_env: str | None, encoder_secret_env: str | None,
+                   include_internal_topics: bool, force: bool) -> None:
+    """Write manifests from a live cluster such that `plan` on them shows no changes (adoption)."""
+    from reconciler.cli_import import run_import
+
+    run_import(obj, cluster, connect, out or obj.repo, kafka_version, labels, auth_env, encoder_secret_env,
+               include_internal_topics, force)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(reconcile)
+    main.add_command(import_command)

@@ -1,0 +1,58 @@
+"""The "after" side of an impact: the manifests of the changed clusters as small row lists.
+
+What apply would leave in ZooKeeper follows the plan's ownership rules (SPEC §3, `diff.py`), which the job
+applies to the inventory with joins: a declared entity's config becomes exactly the declared one, except
+`policy.ignoreKeys` (live values stay, declared ones are never written) and the replication throttles
+(kept unless declared); undeclared entities stay as they are, unless `policy.prune` removes undeclared
+broker entities (topics are never pruned). Only brokers and topics entities matter for effective configs.
+Pure Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.catalog import Catalog, load_catalog
+from reconciler.impact.inventory import entity_name, static_rows, stored_value
+from reconciler.model import DesiredState, EntityRef
+
+CONFIG_SCHEMA = "cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING"
+DECLARED_SCHEMA = "cluster STRING, entity_type STRING, entity STRING"
+POLICY_SCHEMA = "cluster STRING, prune BOOLEAN, ignore_keys ARRAY<STRING>"
+STATIC_SCHEMA = "cluster STRING, broker STRING, key STRING, value STRING"
+TOPIC_SCHEMA = "cluster STRING, topic STRING, partitions INT, replication_factor INT"
+
+
+@dataclass
+class AfterRows:
+    clusters: list[str] = field(default_factory=list)
+    configs: list[tuple[Any, ...]] = field(default_factory=list)  # declared values, ignoreKeys dropped
+    declared: list[tuple[Any, ...]] = field(default_factory=list)  # declared entities (even if empty)
+    policies: list[tuple[Any, ...]] = field(default_factory=list)
+    static: list[tuple[Any, ...]] = field(default_factory=list)
+    topics: list[tuple[Any, ...]] = field(default_factory=list)  # declared topics (creations, increases)
+
+
+def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = None) -> AfterRows:
+    catalog = catalog or load_catalog()
+    out = AfterRows()
+    for name in sorted(states):
+        state = states[name]
+        ignore = set(state.cluster.policy.ignore_keys)
+        out.clusters.append(name)
+        out.policies.append((name, state.cluster.policy.prune, sorted(ignore)))
+        out.static.extend(static_rows(state, catalog))
+        declared = [(ref, e.config) for ref, e in state.entities.items() if ref.entity_type == "brokers"]
+        for topic in state.topics.values():
+            declared.append((EntityRef("topics", topic.name), topic.config))
+            out.topics.append((name, topic.name, topic.partitions, topic.replication_factor))
+        for ref, config in declared:
+            entity = entity_name(ref)
+            out.declared.append((name, ref.entity_type, entity))
+            for key, dv in sorted(config.items()):
+                if key not in ignore:
+                    value = stored_value(catalog, ref, key, dv.value)
+                    out.configs.append((name, ref.entity_type, entity, key, value))
+    return out

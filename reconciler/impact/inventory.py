@@ -1,0 +1,165 @@
+"""The fleet inventory: what `reconciler snapshot` writes and `reconciler impact` reads (SPEC §8).
+
+One directory per table under the inventory directory, each a Parquet dataset, plus `inventory.json`
+(format version, creation time, clusters, source). Every value is a string in Kafka's canonical form
+(`reconciler.values.canonical`), so the Spark job compares values with plain string equality.
+
+  brokers    (cluster STRING, broker INT, rack STRING, endpoints ARRAY<STRING>)
+             registered brokers (/brokers/ids/<id>); endpoints are the advertised `NAME://host:port`
+  topics     (cluster STRING, topic STRING, partitions INT, replication_factor INT)
+  partitions (cluster STRING, topic STRING, partition INT, replicas ARRAY<INT>)
+             the assignment (/brokers/topics/<t>); replicas[0] is the preferred leader
+  configs    (cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING)
+             every dynamic config entity (/config/<type>/<entity>): entity_type is topics, brokers, clients,
+             users or ips; entity is the unsanitised name (`<default>`, `3`, `orders`, `alice/clients/app`);
+             passwords and SCRAM credentials are never stored: their value is the marker `(sensitive)`
+  static     (cluster STRING, broker STRING, key STRING, value STRING)
+             server.properties from the manifests (`spec.static.file`); broker is an id or `<default>`
+             (a file shared by every broker; a broker's own file wins key by key)
+  sizes      (cluster STRING, topic STRING, partition INT, size_bytes BIGINT)   optional, from a CSV
+
+Pure Python except `write_tables`/`read_inventory` (pyspark imported inside them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reconciler import values
+from reconciler.catalog import Catalog, ConfigKey, load_catalog
+from reconciler.diff_config import SCRAM_KEYS
+from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState, SecretRef
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+FORMAT_VERSION = 1
+SENSITIVE = "(sensitive)"
+META_FILE = "inventory.json"
+SCHEMAS: Mapping[str, str] = {
+    "brokers": "cluster STRING, broker INT, rack STRING, endpoints ARRAY<STRING>",
+    "topics": "cluster STRING, topic STRING, partitions INT, replication_factor INT",
+    "partitions": "cluster STRING, topic STRING, partition INT, replicas ARRAY<INT>",
+    "configs": "cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING",
+    "static": "cluster STRING, broker STRING, key STRING, value STRING",
+    "sizes": "cluster STRING, topic STRING, partition INT, size_bytes BIGINT",
+}
+REQUIRED = ("brokers", "topics", "partitions", "configs")
+Rows = dict[str, list[tuple[Any, ...]]]
+
+
+def _key_for(catalog: Catalog, ref: EntityRef, key: str) -> ConfigKey | None:
+    if ref.entity_type == "topics":
+        return catalog.topic(key)
+    if ref.entity_type == "brokers":
+        return catalog.resolve_broker(key).base
+    return catalog.quota(ref.quota_kind, key)
+
+
+def stored_value(catalog: Catalog, ref: EntityRef, key: str, value: str | SecretRef) -> str:
+    """The inventory form of a value: canonical, or the marker for anything secret."""
+    secret = catalog.is_password(key) or (ref.entity_type == "users" and key in SCRAM_KEYS)
+    if secret or isinstance(value, SecretRef):
+        return SENSITIVE
+    return values.canonical(_key_for(catalog, ref, key), value)
+
+
+def entity_name(ref: EntityRef) -> str:
+    return ref.display.split("/", 1)[1]
+
+
+def live_rows(live: LiveState, catalog: Catalog | None = None) -> Rows:
+    """One cluster's live state as inventory rows (no static, no sizes)."""
+    catalog = catalog or load_catalog()
+    c = live.cluster
+    rows: Rows = {"brokers": [], "topics": [], "partitions": [], "configs": []}
+    for b in sorted(live.brokers.values(), key=lambda b: b.broker):
+        rows["brokers"].append((c, b.broker, b.rack, list(b.endpoints)))
+    for t in sorted(live.topics.values(), key=lambda t: t.name):
+        rows["topics"].append((c, t.name, t.partitions, t.replication_factor))
+        rows["partitions"].extend((c, t.name, p, list(r)) for p, r in sorted(t.assignment.items()))
+    for ref, entity in live.entities.items():
+        if entity.version is None:
+            continue
+        name = entity_name(ref)
+        for key, value in entity.config.items():
+            rows["configs"].append((c, ref.entity_type, name, key, stored_value(catalog, ref, key, value)))
+    return rows
+
+
+def static_rows(desired: DesiredState, catalog: Catalog | None = None) -> list[tuple[str, str, str, str]]:
+    """The manifests' server.properties of one cluster (broker id or `<default>`)."""
+    catalog = catalog or load_catalog()
+    ref = EntityRef("brokers", DEFAULT_ENTITY)
+    return [
+        (desired.cluster.name, broker, key, stored_value(catalog, ref, key, dv.value))
+        for broker, props in sorted(desired.static.items())
+        for key, dv in sorted(props.items())
+    ]
+
+
+def merge_rows(parts: Iterable[Rows]) -> Rows:
+    out: Rows = {name: [] for name in SCHEMAS if name != "sizes"}
+    for part in parts:
+        for name, rows in part.items():
+            out.setdefault(name, []).extend(rows)
+    return out
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The inventory tables as DataFrames (sizes None when the inventory has none)."""
+
+    brokers: DataFrame
+    topics: DataFrame
+    partitions: DataFrame
+    configs: DataFrame
+    static: DataFrame
+    sizes: DataFrame | None
+
+
+def write_meta(out: Path, clusters: Iterable[str], source: str, has_sizes: bool) -> None:
+    meta = {
+        "format": FORMAT_VERSION,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": source,
+        "clusters": sorted(set(clusters)),
+        "sizes": has_sizes,
+    }
+    (out / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def write_tables(spark: SparkSession, rows: Rows, out: Path) -> None:
+    """Write row lists as Parquet tables (one file each: snapshots are small next to Spark's overhead)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in rows.items():
+        df = spark.createDataFrame(data, SCHEMAS[name])
+        df.coalesce(1).write.mode("overwrite").parquet(str(out / name))
+
+
+def read_sizes_csv(spark: SparkSession, path: Path) -> DataFrame:
+    """`cluster,topic,partition,size_bytes` with a header line."""
+    return spark.read.option("header", True).schema(SCHEMAS["sizes"]).csv(str(path))
+
+
+def read_inventory(spark: SparkSession, directory: Path) -> Inventory:
+    from reconciler.errors import ReconcilerError
+
+    missing = [t for t in REQUIRED if not (directory / t).exists()]
+    if missing:
+        raise ReconcilerError(f"{directory} is not an inventory: missing table(s) {', '.join(missing)}")
+
+    def table(name: str) -> DataFrame:
+        if not (directory / name).exists():
+            return spark.createDataFrame([], SCHEMAS[name])
+        return spark.read.schema(SCHEMAS[name]).parquet(str(directory / name))
+
+    sizes = table("sizes") if (directory / "sizes").exists() else None
+    return Inventory(
+        table("brokers"), table("topics"), table("partitions"), table("configs"), table("static"), sizes
+    )

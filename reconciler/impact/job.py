@@ -1,0 +1,221 @@
+"""The impact job: effective topic and broker configs before (inventory) and after (manifests), and the
+rows whose effective value changes. DataFrames, joins and built-in functions only; Python touches only the
+small per-(cluster, key) facts it collects to build expressions (never a per-row Python function).
+
+Effective value of topic config k of topic t on broker b (KIP-226 precedence):
+    override(t, k)  if the topic overrides k,  else  broker_value(b, k)  (`layers.broker_effective`).
+It changes where an input changes: the topic's own override (only topics the manifests declare can change
+theirs: undeclared ones keep the live config), or the broker-side value of k somewhere in the cluster.
+So the job evaluates exactly those (topic, key) pairs; every other pair has equal inputs, hence an equal
+effective value (`full=True` evaluates all topics × all topic keys, and tests check both agree).
+Per-broker values: when every broker of a cluster has the same broker-side value of k before and the same
+after ("uniform"), a topic's value is the same on every replica and a change hits all its partitions.
+Otherwise the job goes down to replicas: a partition is affected if the value changes on any broker
+hosting one of its replicas; the row shows the values on the lowest such broker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reconciler.impact import keys as K
+from reconciler.impact.afterstate import (
+    CONFIG_SCHEMA,
+    DECLARED_SCHEMA,
+    POLICY_SCHEMA,
+    STATIC_SCHEMA,
+    TOPIC_SCHEMA,
+    AfterRows,
+)
+from reconciler.impact.inventory import Inventory
+from reconciler.impact.layers import ENTITY_COLS, after_entities, broker_effective, same
+from reconciler.impact.riskexpr import applicable, fired, risk_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
+
+
+@dataclass
+class Changes:
+    """The job's detail rows (cached) and the inputs the aggregation needs."""
+
+    topics: DataFrame  # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk)
+    brokers: DataFrame  # (cluster, broker, key, topic_key, before, after, rules, risk)
+    broker_hits: DataFrame  # (cluster, broker, key): brokers where the effective value of key changes
+    scope_topics: DataFrame  # topics of the selected clusters (cluster, topic, partitions, rf)
+    brokers_all: DataFrame
+    sizes: DataFrame | None
+    declared_topics: DataFrame
+    clusters: list[str]
+
+
+def _only(df: DataFrame, clusters: list[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.filter(F.col("cluster").isin(clusters))
+
+
+def _entities(df: DataFrame, entity_type: str) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.filter(F.col("entity_type") == entity_type).select(*ENTITY_COLS)
+
+
+def _replicas(partitions: DataFrame, topics: DataFrame) -> DataFrame:
+    """(cluster, topic, partition, broker) of the given topics' replicas."""
+    from pyspark.sql import functions as F
+
+    return partitions.join(topics, ["cluster", "topic"], "left_semi").select(
+        "cluster", "topic", "partition", F.explode("replicas").alias("broker")
+    )
+
+
+def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
+    from pyspark.sql import functions as F
+
+    clusters = list(after.clusters)
+    brokers = _only(inv.brokers, clusters)
+    topics = _only(inv.topics, clusters).select(
+        "cluster", "topic", "partitions", F.col("replication_factor").alias("rf")
+    )
+    configs = _only(inv.configs, clusters)
+    partitions = _only(inv.partitions, clusters)
+    desired = spark.createDataFrame(after.configs, CONFIG_SCHEMA)
+    declared = spark.createDataFrame(after.declared, DECLARED_SCHEMA)
+    policy = spark.createDataFrame(after.policies, POLICY_SCHEMA)
+    static_a = spark.createDataFrame(after.static, STATIC_SCHEMA)
+    decl_b = declared.filter(F.col("entity_type") == "brokers")
+    decl_t = declared.filter(F.col("entity_type") == "topics").select("cluster", "entity")
+
+    # broker side: dynamic (<default>, per broker) and static layers, before and after
+    dyn_b = _entities(configs, "brokers")
+    dyn_a = after_entities(dyn_b, _entities(desired, "brokers"), decl_b, policy, prunable=True)
+    be = broker_effective(spark, brokers, (dyn_b, _only(inv.static, clusters)), (dyn_a, static_a)).cache()
+    ck = (
+        be.filter("is_topic").groupBy("cluster", "key").agg(
+            F.max(F.col("changed").cast("int")).alias("any_changed"),
+            F.size(F.collect_set(F.struct(F.coalesce("vb", F.lit("\0")), F.coalesce("va", F.lit("\0")))))
+            .alias("states"),
+            F.first("vb").alias("cvb"), F.first("va").alias("cva"),
+        ).withColumn("uniform", F.col("states") == 1)
+    ).cache()
+    facts = ck.select("cluster", "key", "any_changed", "uniform").collect()
+    changed_ck = [(r["cluster"], r["key"]) for r in facts if r["any_changed"]]
+    mixed_clusters = sorted({r["cluster"] for r in facts if not r["uniform"]})
+
+    # topic side: overrides of declared topics, before and after (the only ones that can change)
+    ovr_b = _entities(configs, "topics")
+    ovr_b_decl = ovr_b.join(F.broadcast(decl_t), ["cluster", "entity"], "left_semi")
+    ovr_a_decl = after_entities(ovr_b_decl, _entities(desired, "topics"), decl_t, policy, prunable=False)
+    d_full = (
+        ovr_b_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
+        .join(ovr_a_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("oa")),
+              ["cluster", "topic", "key"], "full")
+    ).cache()
+    d = d_full.filter(~same(F.col("ob"), F.col("oa"), F.col("key"), K.list_keys()))
+    d_facts = d.select("cluster", "key").distinct().collect()
+    override_clusters = sorted({r["cluster"] for r in d_facts})
+
+    all_keys = {k for _, k in changed_ck} | {r["key"] for r in d_facts}
+    all_keys |= {r["key"] for r in be.filter("changed").select("key").distinct().collect()}
+    if full:
+        all_keys |= set(K.topic_keys())
+    rules = applicable(all_keys)
+
+    # candidates: every topic x every key changed at the broker side, plus changed overrides elsewhere
+    if full:
+        covered = spark.createDataFrame([(k,) for k in K.topic_keys()], "key STRING")
+        c1 = topics.crossJoin(F.broadcast(covered))
+        c2 = d.join(F.broadcast(covered), "key", "left_anti")
+    else:
+        covered = spark.createDataFrame(changed_ck, "cluster STRING, key STRING")
+        c1 = topics.join(F.broadcast(covered), "cluster")
+        c2 = d.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
+    decl_flag = decl_t.select("cluster", F.col("entity").alias("topic"), F.lit(True).alias("_decl"))
+    c1 = (
+        c1.join(ovr_b.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob")),
+                ["cluster", "topic", "key"], "left")
+        .join(F.broadcast(d_full.select("cluster", "topic", "key", F.col("oa").alias("oa_d"))),
+              ["cluster", "topic", "key"], "left")
+        .join(F.broadcast(decl_flag), ["cluster", "topic"], "left")
+        .withColumn("oa", F.when(F.col("_decl").isNotNull(), F.col("oa_d")).otherwise(F.col("ob")))
+        .withColumn("src", F.lit("broker"))
+    )
+    c2 = c2.join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override"))
+    info = spark.createDataFrame(list(K.key_rows()), K.KEY_SCHEMA).select(
+        F.col("target").alias("key"), "default_value"
+    )
+    cand = (
+        c1.select(*CAND).unionByName(c2.select(*CAND))
+        .join(F.broadcast(ck.select("cluster", "key", "uniform", "cvb", "cva")), ["cluster", "key"], "left")
+        .join(F.broadcast(info), "key", "left")
+        .withColumn("uniform", F.coalesce("uniform", F.lit(True)))
+    )
+
+    # uniform broker side: one value per topic
+    eb = F.coalesce("ob", "cvb", "default_value")
+    ea = F.coalesce("oa", "cva", "default_value")
+    uni = (
+        cand.filter("uniform").withColumn("before", eb).withColumn("after", ea)
+        .filter(~same(F.col("before"), F.col("after"), F.col("key"), K.list_keys()))
+        .withColumn("part_ids", F.lit(None).cast("array<int>"))
+        .withColumn("brokers", F.lit(None).cast("array<int>"))
+        .withColumn("rules", fired(F.col("key"), F.col("before"), F.col("after"), F.col("rf"), rules))
+    )
+    # mixed broker side: per replica
+    mixed = cand.filter(~F.col("uniform"))
+    reps = _replicas(_only(partitions, mixed_clusters), mixed.select("cluster", "topic"))
+    per_rep = (
+        mixed.join(reps, ["cluster", "topic"])
+        .join(be.filter("is_topic").select("cluster", "broker", "key", "vb", "va"), ["cluster", "broker", "key"])
+        .withColumn("before", F.coalesce("ob", "vb")).withColumn("after", F.coalesce("oa", "va"))
+        .filter(~same(F.col("before"), F.col("after"), F.col("key"), K.list_keys()))
+        .withColumn("rules", fired(F.col("key"), F.col("before"), F.col("after"), F.col("rf"), rules))
+    )
+    per_topic = per_rep.groupBy("cluster", "topic", "key").agg(
+        F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
+        F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
+        F.array_sort(F.collect_set("partition")).alias("part_ids"),
+        F.array_sort(F.collect_set("broker")).alias("brokers"),
+        F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules"),
+    ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after")).drop("shown")
+    cols = ["cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
+            "rules"]
+    topic_rows = uni.select(*cols).unionByName(per_topic.select(*cols)).withColumn("risk", risk_of(F.col("rules")))
+
+    # brokers: their own effective values, rated with the lowest replication factor of the cluster
+    min_rf = topics.groupBy("cluster").agg(F.min("rf").alias("min_rf"))
+    broker_rows = (
+        be.filter("changed").join(F.broadcast(min_rf), "cluster", "left")
+        .withColumn("rules", fired(F.col("key"), F.col("vb"), F.col("va"), F.col("min_rf"), rules))
+        .select("cluster", "broker", F.col("broker_key").alias("key"),
+                F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
+                F.col("vb").alias("before"), F.col("va").alias("after"), "rules")
+        .withColumn("risk", risk_of(F.col("rules")))
+    )
+    topic_rows = topic_rows.cache()
+    override_reps = _replicas(
+        _only(partitions, override_clusters), topic_rows.filter(F.col("src") == "override").select("cluster", "topic")
+    )
+    hits = (
+        be.filter("changed").select("cluster", "broker", "key")
+        .unionByName(topic_rows.select("cluster", "key", F.explode("brokers").alias("broker")))
+        .unionByName(
+            topic_rows.filter((F.col("src") == "override") & F.col("brokers").isNull())
+            .select("cluster", "topic", "key").join(override_reps, ["cluster", "topic"])
+            .select("cluster", "broker", "key")
+        )
+        .distinct()
+    )
+    topic_decl = spark.createDataFrame(after.topics, TOPIC_SCHEMA)
+    return Changes(topic_rows, broker_rows.cache(), hits.cache(), topics, brokers,
+                   _only(inv.sizes, clusters) if inv.sizes is not None else None, topic_decl, clusters)
+
+
+def summarize(spark: SparkSession, changes: Changes, *, sample: int = 20) -> dict[str, Any]:
+    from reconciler.impact.aggregate import summary
+
+    return summary(spark, changes, sample=sample)

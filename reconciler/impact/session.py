@@ -1,0 +1,93 @@
+"""The Spark session of `snapshot` and `impact`: in-process `local[*]` by default, any master or Spark Connect.
+
+Kept small and quiet: few shuffle partitions (the job's data is millions of rows, not billions), no UI,
+bounded driver memory, logs on stderr only. The JVM is started with its stdout sent to stderr, so nothing
+Spark prints can ever mix with the artefact on our stdout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from reconciler.errors import ReconcilerError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+DRIVER_MEMORY = os.environ.get("RECONCILER_SPARK_DRIVER_MEMORY", "2g")
+EXECUTOR_MEMORY = os.environ.get("RECONCILER_SPARK_EXECUTOR_MEMORY", "1g")
+
+
+def _shuffle_partitions(master: str) -> int:
+    if master.startswith("local"):
+        return max(4, 2 * (os.cpu_count() or 2))
+    return 16
+
+
+def settings(master: str) -> dict[str, str]:
+    return {
+        "spark.app.name": "kafka-reconciler-impact",
+        "spark.sql.shuffle.partitions": str(_shuffle_partitions(master)),
+        "spark.default.parallelism": str(_shuffle_partitions(master)),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": DRIVER_MEMORY,
+        "spark.executor.memory": EXECUTOR_MEMORY,
+        "spark.driver.host": os.environ.get("RECONCILER_SPARK_DRIVER_HOST", "127.0.0.1"),
+        "spark.driver.bindAddress": os.environ.get("RECONCILER_SPARK_BIND_ADDRESS", "127.0.0.1"),
+        # the job's tables are small next to what a broadcast can hold; keep Spark from guessing otherwise
+        "spark.sql.autoBroadcastJoinThreshold": str(64 * 1024 * 1024),
+        "spark.sql.parquet.compression.codec": "snappy",
+    }
+
+
+def _classic(master: str) -> SparkSession:
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    conf = SparkConf().setMaster(master)
+    for key, value in settings(master).items():
+        conf.set(key, value)
+    if SparkContext._gateway is None:
+        # JVM stdout -> our stderr (fd 2): stdout carries only the report
+        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": 2})
+        SparkContext._jvm = SparkContext._gateway.jvm
+    sc = SparkContext.getOrCreate(conf)
+    sc.setLogLevel("ERROR")
+    return SparkSession(sc)
+
+
+@contextmanager
+def spark_session(master: str = "local[*]") -> Iterator[SparkSession]:
+    """A session for one command; an already active session (tests, notebooks) is reused and kept."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    try:
+        if master.startswith("sc://"):
+            session = SparkSession.builder.remote(master).getOrCreate()
+            for key, value in settings(master).items():
+                if key.startswith("spark.sql."):
+                    session.conf.set(key, value)
+        else:
+            session = _classic(master)
+    except ImportError as exc:  # Spark Connect needs pyspark[connect] (pandas, pyarrow, grpcio)
+        raise ReconcilerError(f"cannot start Spark for {master}: {exc} (install pyspark[connect])") from exc
+    except Exception as exc:
+        raise ReconcilerError(f"cannot start Spark with master {master}: {exc}") from exc
+    log.info("Spark %s started (master %s)", session.version, master)
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,250 @@
+"""One reconcile pass: validate, then per cluster (in parallel, each isolated from the others) read live state,
+report drift since the last apply, plan, and apply within policy.
+
+A cluster's failure (unreachable ZooKeeper, a KRaft controller, a refused destructive plan, a lock held by
+another apply, invalid manifests) becomes its outcome and never stops the others. `stop` is checked before a
+cluster starts: a cluster in progress always finishes (SIGTERM handling in the CLI sets it).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from reconciler.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
+from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, has_errors
+from reconciler.gitops import GitError, Revision, materialize
+from reconciler.manifests.validate import load_and_validate
+from reconciler.model import DesiredState, LiveState
+from reconciler.plan import Plan
+from reconciler.workflow import apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.zk.read import ReadScope, read_live_state
+
+log = logging.getLogger(__name__)
+
+Status = Literal["in-sync", "applied", "planned", "refused", "failed", "skipped"]
+FAILING: frozenset[str] = frozenset({"failed", "refused"})
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    dry_run: bool = False
+    allow_destructive: bool = False
+    parallel: int = 4
+    audit_log: Path | None = None
+    user: str | None = None  # who audit entries name (None: RECONCILER_USER or login@host)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a pass reads the manifests, and the git repository that holds their history (for drift)."""
+
+    root: Path
+    revision: Revision | None
+    history: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    cluster: str
+    status: Status
+    seconds: float = 0.0
+    plan: Plan | None = None
+    drift: DriftReport | None = None
+    error: str | None = None
+    audit_path: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILING
+
+
+@dataclass(frozen=True, slots=True)
+class PassResult:
+    revision: Revision | None
+    started: str
+    finished: str
+    outcomes: tuple[Outcome, ...] = ()
+    problems: tuple[Diagnostic, ...] = ()  # errors not attributable to one cluster
+    error: str | None = None  # the pass could not run at all (fetch failed, no clusters/)
+
+    @property
+    def failures(self) -> int:
+        return sum(o.failed for o in self.outcomes) + (self.error is not None)
+
+
+class History:
+    """The manifests of earlier revisions, materialised once per revision for the pass (thread-safe)."""
+
+    def __init__(
+        self, repo: Path | None, source: Source, current: Mapping[str, DesiredState], workdir: Path
+    ) -> None:
+        self.repo, self.source, self.current, self.workdir = repo, source, current, workdir
+        self._roots: dict[str, Path | None] = {}
+        self._lock = threading.Lock()
+
+    def desired(self, revision: str | None, cluster: str) -> tuple[DesiredState, Path] | None:
+        if not revision or revision.endswith("-dirty") or self.repo is None:
+            return None  # a dirty apply's manifests were never committed
+        now = self.source.revision
+        if now is not None and not now.dirty and now.sha == revision and cluster in self.current:
+            return self.current[cluster], self.source.root
+        root = self._root(revision)
+        if root is None:
+            return None
+        _, states, _ = load_and_validate(root, [cluster])
+        state = states.get(cluster)
+        return (state, root) if state is not None else None
+
+    def _root(self, revision: str) -> Path | None:
+        with self._lock:
+            if revision not in self._roots and self.repo is not None:
+                target = self.workdir / revision
+                try:
+                    materialize(self.repo, revision, target)
+                    self._roots[revision] = target
+                except GitError as exc:
+                    log.info("drift: cannot read revision %s: %s", revision, exc.message)
+                    self._roots[revision] = None
+            return self._roots.get(revision)
+
+
+def _cluster_of(diag: Diagnostic) -> str | None:
+    """`clusters/<name>/…` -> name; "" for fleet.yaml and sourceless problems (they concern every cluster)."""
+    if diag.source is None:
+        return ""
+    parts = Path(diag.source.file).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "clusters" else ""
+
+
+def _union(a: ReadScope, b: ReadScope | None) -> ReadScope:
+    return a if b is None else ReadScope(entity_types=a.entity_types | b.entity_types)
+
+
+class _Runner:
+    def __init__(self, source: Source, options: Options, history: History) -> None:
+        self.source, self.options, self.history = source, options, history
+        self.revision = source.revision.recorded if source.revision else None
+
+    def run(self, name: str, desired: DesiredState) -> Outcome:
+        started = time.monotonic()
+        try:
+            outcome = self._reconcile(name, desired)
+        except RefusedError as exc:
+            outcome = Outcome(name, "refused", error=exc.message)
+        except ReconcilerError as exc:
+            outcome = Outcome(name, "failed", error=exc.message, diagnostics=exc.diagnostics)
+        except Exception as exc:  # isolation: a bug or an unexpected library error fails this cluster only
+            log.debug("cluster %s failed", name, exc_info=True)
+            outcome = Outcome(name, "failed", error=f"unexpected {type(exc).__name__}: {exc}")
+        return _timed(outcome, started)
+
+    def _reconcile(self, name: str, desired: DesiredState) -> Outcome:
+        root = self.source.root
+        with cluster_client(desired.cluster, root) as client:
+            entries = read_audit(client, desired.cluster.zookeeper.reconciler_path)
+            applied = last_apply(entries)
+            before = self.history.desired(applied.revision, name) if applied is not None else None
+            scope = _union(read_scope(desired), read_scope(before[0]) if before else None)
+            live = read_live_state(client, name, scope)
+            try:
+                drift = drift_report(client, name, entries, live, _plan_since(before, live))
+            except Exception as exc:  # the report is information: never fail the cluster for it
+                drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
+        result = plan_against(desired, live, root, self.revision)
+        if has_errors(result.diagnostics):
+            errors = sum(d.severity == "error" for d in result.diagnostics)
+            return Outcome(name, "failed", plan=result.plan, drift=drift, diagnostics=result.diagnostics,
+                           error=f"{errors} problem(s) with the live state; see the diagnostics")
+        plan = result.plan
+        if plan.is_empty:
+            return Outcome(name, "in-sync", plan=plan, drift=drift, diagnostics=result.diagnostics)
+        if self.options.dry_run:
+            return Outcome(name, "planned", plan=plan, drift=drift, diagnostics=result.diagnostics)
+        try:
+            applied_result = apply_cluster_plan(
+                plan, desired, root, allow_destructive=self.options.allow_destructive,
+                audit_log=self.options.audit_log, user=self.options.user,
+            )
+        except RefusedError as exc:
+            return Outcome(name, "refused", plan=plan, drift=drift, error=exc.message)
+        except ReconcilerError as exc:
+            return Outcome(name, "failed", plan=plan, drift=drift, error=exc.message)
+        return Outcome(name, "applied", plan=plan, drift=drift, audit_path=applied_result.audit_path,
+                       diagnostics=result.diagnostics)
+
+
+def _plan_since(
+    before: tuple[DesiredState, Path] | None, live: LiveState
+) -> Callable[[AuditEntry], Plan | None]:
+    """The plan from the manifests applied last to the live state now (drift), when they can be read."""
+
+    def plan_since(entry: AuditEntry) -> Plan | None:
+        return None if before is None else plan_against(before[0], live, before[1], entry.revision).plan
+
+    return plan_since
+
+
+def _timed(outcome: Outcome, started: float) -> Outcome:
+    return replace(outcome, seconds=round(time.monotonic() - started, 3))
+
+
+def run_pass(
+    source: Source,
+    only: Sequence[str] = (),
+    options: Options = Options(),
+    stop: threading.Event | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> PassResult:
+    """Reconcile every cluster of `source` (or `only` those); never raises for one cluster's failure."""
+    started = now_utc()
+    stop = stop or threading.Event()
+    repo, states, diags = load_and_validate(source.root, only)
+    names = sorted(set(repo.clusters) | set(states))
+    errors = [d for d in diags if d.severity == "error"]
+    shared = tuple(d for d in errors if _cluster_of(d) == "")
+    if not names:
+        return PassResult(source.revision, started, now_utc(), problems=tuple(diags),
+                          error="no cluster to reconcile" + (f": {shared[0].message}" if shared else ""))
+    with _workdir() as workdir:
+        history = History(source.history, source, states, workdir)
+        runner = _Runner(source, options, history)
+
+        def one(name: str) -> Outcome:
+            own = tuple(d for d in diags if _cluster_of(d) == name)
+            if stop.is_set():
+                outcome = Outcome(name, "skipped", error="stopping: not started")
+            elif shared or has_errors(own) or name not in states:
+                problems = shared + tuple(d for d in own if d.severity == "error")
+                outcome = Outcome(name, "failed", diagnostics=problems,
+                                  error=f"invalid manifests: {len(problems)} error(s)"
+                                  + (" in clusters/fleet.yaml or the repository" if shared else ""))
+            else:
+                log.info("reconciling cluster %s", name)
+                outcome = runner.run(name, states[name])
+            if on_outcome is not None:
+                on_outcome(outcome)
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=max(1, options.parallel), thread_name_prefix="reconcile") as pool:
+            outcomes = tuple(pool.map(one, names))
+    return PassResult(source.revision, started, now_utc(), outcomes, shared)
+
+
+@contextmanager
+def _workdir() -> Iterator[Path]:
+    directory = Path(tempfile.mkdtemp(prefix="reconciler-history-"))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

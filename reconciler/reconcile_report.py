@@ -1,0 +1,143 @@
+"""The end-of-pass summary of `reconcile`: a table for people (stderr) and JSON for tools (stdout).
+
+Pure: built from the pass result only. Values in drift lines are the plan's display values (secrets are
+already `(sensitive)` there).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from reconciler.drift import DriftReport
+from reconciler.plan import Plan
+from reconciler.reconcile import Outcome, PassResult
+
+_ORDER = ("applied", "planned", "in-sync", "refused", "failed", "skipped")
+MAX_DRIFT_LINES = 20  # per cluster in the table view; JSON has all
+
+
+def _changes(plan: Plan | None) -> str:
+    if plan is None:
+        return "-"
+    c = plan.counts
+    if not c.total:
+        return "none"
+    parts = [f"+{c.add}", f"~{c.change}", f"-{c.remove}"]
+    if c.topics_created:
+        parts.append(f"{c.topics_created} topic(s)")
+    if c.partitions_added:
+        parts.append(f"{c.partitions_added} partition(s)")
+    return " ".join(parts) + ("" if plan.max_risk == "safe" else f" ({plan.max_risk})")
+
+
+def _drift_cell(drift: DriftReport | None) -> str:
+    if drift is None:
+        return "-"
+    if drift.since is None:
+        return "n/a"
+    return str(len(drift.items))
+
+
+def _detail(o: Outcome) -> str:
+    if o.error:
+        return o.error.splitlines()[0]
+    if o.audit_path:
+        return f"audit {o.audit_path}"
+    return ""
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(r, widths, strict=False)), r[-1]]).rstrip()
+            for r in rows]
+
+
+def _value(value: str | None) -> str:
+    return "(absent)" if value is None else value
+
+
+def _drift_lines(o: Outcome) -> list[str]:
+    d = o.drift
+    if d is None or (not d.items and not d.note) or d.since is None:
+        return []
+    since = d.since
+    head = f"drift in {o.cluster} since the apply of {since.revision or '(no revision)'} by {since.user} at {since.time}:"
+    lines = [head]
+    for item in d.items[:MAX_DRIFT_LINES]:
+        what = f"  {item.entity} {item.key}"
+        if item.key != "*":
+            what += f": applied {_value(item.expected)}, live {_value(item.live)}"
+        when = [f"modified {item.modified}"] if item.modified else []
+        when += [f"change notification {item.notified}"] if item.notified else []
+        lines.append(f"{what} ({', '.join([*when, 'by ' + item.by])})")
+    if len(d.items) > MAX_DRIFT_LINES:
+        lines.append(f"  … {len(d.items) - MAX_DRIFT_LINES} more (see --format json)")
+    if d.note:
+        lines.append(f"  note: {d.note}")
+    return lines
+
+
+def summary_text(result: PassResult) -> str:
+    """The table of clusters, a count line, the drift details and every failure's diagnostics."""
+    rev = result.revision
+    lines = [f"reconcile of {rev.describe() if rev else 'an unversioned directory'} ({result.started})"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    if result.outcomes:
+        rows = [["CLUSTER", "STATUS", "CHANGES", "DRIFT", "TIME", "DETAIL"]]
+        for o in result.outcomes:
+            rows.append([o.cluster, o.status, _changes(o.plan), _drift_cell(o.drift), f"{o.seconds:.1f}s",
+                         _detail(o)])
+        lines += _table(rows)
+    counts: Counter[str] = Counter(o.status for o in result.outcomes)
+    shown = ", ".join(f"{counts[s]} {s}" for s in _ORDER if counts[s])
+    lines.append(f"{len(result.outcomes)} cluster(s): {shown or 'none'}; {result.failures} failure(s)")
+    for o in result.outcomes:
+        lines += _drift_lines(o)
+    for o in result.outcomes:
+        if o.failed and (o.diagnostics or (o.error and "\n" in o.error)):
+            lines.append(f"{o.cluster}: {o.error}" if o.error else f"{o.cluster}:")
+            lines += [f"  {d.render()}" for d in o.diagnostics if d.severity == "error"]
+    return "\n".join(lines) + "\n"
+
+
+def _revision_json(result: PassResult) -> dict[str, Any] | None:
+    rev = result.revision
+    if rev is None:
+        return None
+    return {"sha": rev.sha, "recorded": rev.recorded, "author": rev.author, "time": rev.time,
+            "subject": rev.subject, "dirty": rev.dirty}
+
+
+def _outcome_json(o: Outcome) -> dict[str, Any]:
+    plan = o.plan
+    counts = plan.counts if plan is not None else None
+    return {
+        "cluster": o.cluster,
+        "status": o.status,
+        "failed": o.failed,
+        "seconds": o.seconds,
+        "planId": plan.plan_id if plan is not None else None,
+        "maxRisk": plan.max_risk if plan is not None and not plan.is_empty else None,
+        "changes": None if counts is None else {
+            "add": counts.add, "change": counts.change, "remove": counts.remove,
+            "topicsCreated": counts.topics_created, "partitionsAdded": counts.partitions_added,
+        },
+        "auditEntry": o.audit_path,
+        "error": o.error,
+        "diagnostics": [d.render() for d in o.diagnostics],
+        "drift": o.drift.to_json() if o.drift is not None else None,
+    }
+
+
+def summary_json(result: PassResult) -> dict[str, Any]:
+    return {
+        "revision": _revision_json(result),
+        "started": result.started,
+        "finished": result.finished,
+        "failures": result.failures,
+        "error": result.error,
+        "problems": [d.render() for d in result.problems],
+        "clusters": [_outcome_json(o) for o in result.outcomes],
+    }
