@@ -77,25 +77,32 @@ def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
 
 
 def plan_git_base(
-    obj: Context, clusters: Sequence[str], base: str, out: Path | None, fmt: str, detailed_exitcode: bool,
-    inventory: Path | None = None,
+    obj: Context, clusters: Sequence[str], base: str | None, out: Path | None, fmt: str,
+    detailed_exitcode: bool, inventory: Path | None = None, revision_option: str | None = None,
 ) -> None:
-    """`plan --git-base BASE`: plan only the clusters the branch (work tree vs its merge base with BASE)
-    changes, reading only their ZooKeepers; record HEAD's revision in each plan."""
+    """`plan --git-base BASE`: plan only the clusters the branch (the work tree against its merge base with
+    BASE) changes, reading only their ZooKeepers, and record HEAD's revision in each plan. Also `plan
+    --format github` without a base (the given or all clusters)."""
     from reconciler.cli import _render, emit_diagnostics
-    from reconciler.gitops import changed_clusters, current_revision, open_repo
+    from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
+    from reconciler.manifests.repo import discover
     from reconciler.manifests.validate import load_and_validate
     from reconciler.pr_comment import render_comment
     from reconciler.workflow import plan_cluster
 
-    changes = changed_clusters(obj.repo, base)
-    revision = current_revision(obj.repo)
-    _, prefix = open_repo(obj.repo)
-    selected = sorted(changes.clusters & set(clusters) if clusters else changes.clusters)
-    for cluster, why in changes.reasons.items():
-        click.echo(f"{cluster}: {'; '.join(why)}", err=True)
-    click.echo(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
-               f"revision {revision.describe()}", err=True)
+    if base is not None:
+        changes = changed_clusters(obj.repo, base)
+        head = current_revision(obj.repo)
+        revision: str | None = revision_option or head.recorded
+        _, prefix = open_repo(obj.repo)
+        selected = sorted(changes.clusters & set(clusters) if clusters else changes.clusters)
+        for cluster, why in changes.reasons.items():
+            click.echo(f"{cluster}: {'; '.join(why)}", err=True)
+        click.echo(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
+                   f"revision {head.describe()}", err=True)
+    else:
+        changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
+        selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)
     plans: list[Plan] = []
     failures: dict[str, str] = {}
     diags: list[Diagnostic] = []
@@ -104,7 +111,7 @@ def plan_git_base(
     if not has_errors(diags):
         for name in selected:
             try:
-                result = plan_cluster(states[name], obj.repo, revision.recorded)
+                result = plan_cluster(states[name], obj.repo, revision)
             except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
                 failures[name] = exc.message
                 continue
@@ -119,9 +126,10 @@ def plan_git_base(
         out.write_text(render_plan_file(plans), encoding="utf-8")
         click.echo(f"plan written to {out}", err=True)
     if fmt == "markdown":
-        impact = _impact_markdown(obj, base, inventory) if inventory is not None and selected else None
+        wanted = inventory is not None and base is not None and selected
+        impact = _impact_markdown(obj, base or "", inventory) if wanted and inventory is not None else None
         click.echo(render_comment(
-            plans, base=base, merge_base=changes.base, revision=revision.sha, reasons=changes.reasons,
+            plans, base=base or "", merge_base=changes.base, revision=revision, reasons=changes.reasons,
             removed=sorted(changes.removed), failures=failures,
             diagnostics=diags if has_errors(diags) else (), impact=impact,
         ), nl=False)
