@@ -51,6 +51,7 @@ class Declared:
                     "error",
                     f"{ref.display} is declared twice (first at {self.sources[ref]}); keep one declaration",
                     source,
+                    ref.display,
                 )
             )
             return

@@ -76,8 +76,8 @@ CLUSTER = "clusters/c1/cluster.yaml"
 CASES: list[Case] = [
     # --- strict YAML -----------------------------------------------------------------------------------
     case("yaml-duplicate-key", broker("    num.io.threads: 8\n    num.io.threads: 9   #<-\n"), "num.io.threads", "duplicate"),
-    case("yaml-anchor", broker("    num.io.threads: &n 8   #<-\n    background.threads: *n\n"), None, "anchor"),
-    case("yaml-merge-key", broker("    base: &b {num.io.threads: 8}\n    <<: *b   #<-\n"), None, "merge"),
+    case("yaml-anchor", broker("    num.io.threads: &n 8   #<-\n    background.threads: *n\n"), "num.io.threads", "anchor"),
+    case("yaml-merge-key", broker("    base: &b {num.io.threads: 8}\n    <<: *b   #<-\n"), "<<", "merge"),
     case("yaml-syntax", broker("    num.io.threads: [8\n    background.threads: 4   #<-\n"), None, ""),
     case("yaml-tab-indent", "apiVersion: reconciler/v1\nkind: Quotas\nmeta: {}\nspec:\n\tclients: {}   #<-\n", None, "tab"),
     case("yaml-complex-key", broker("    ? [a, b]   #<-\n    : 1\n"), None, "key"),
@@ -97,7 +97,7 @@ CASES: list[Case] = [
     case("schema-secret-two-sources",
          listeners('    "1": {listeners: ["INTERNAL://:9092"]}\n',
                    "  listenerConfigs:\n    INTERNAL:\n      ssl.key.password: {secret: {env: A, file: b}}   #<-\n"),
-         None, "", path=LISTENERS),
+         "secret", "exactly one", path=LISTENERS),
     case("schema-bad-protocol", listeners('    "1": {listeners: ["INTERNAL://:9092"]}\n',
                                           proto="{INTERNAL: PLAINTEXT, EXTERNAL: TLS}   #<-"),
          "EXTERNAL", "", path=LISTENERS),
@@ -115,7 +115,7 @@ CASES: list[Case] = [
          "name", "directory", path=CLUSTER),
     case("broker-default-twice",
          broker("    num.io.threads: 8\n") + "---\n" + doc("BrokerConfig", "  config: {}\n", "{broker: default}   #<-"),
-         None, "declared twice"),
+         "brokers/<default>", "declared twice"),
     case("topic-twice", topics("    orders: {}\n") + "---\n" + topics("    orders: {}   #<-\n"), "orders",
          "declared twice"),
     case("null-not-inherited", broker("    num.io.threads: null   #<-\n", "1"), "num.io.threads", "inherit"),
