@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
-from reconciler.errors import Diagnostic, RefusedError, SecretError, ValidationError, has_errors
+from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretError, ValidationError, has_errors
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.passwords import EncoderParams, decode
@@ -173,7 +174,7 @@ def apply_cluster_plan(
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host)."""
     guard(plan, desired, allow_destructive)
     zk = desired.cluster.zookeeper
-    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path)
+    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path, **apply_tuning())
     audit = AuditInfo(
         plan_id=plan.plan_id,
         cluster=plan.cluster,
@@ -192,6 +193,28 @@ def apply_cluster_plan(
             audit_log=audit_log,
             progress=progress,
         )
+
+
+def apply_tuning() -> dict[str, Any]:
+    """Operator overrides from the environment (docs/operations.md): RECONCILER_MAX_BATCH_BYTES bounds each
+    multi-transaction (default 512 KiB, at least 1024), RECONCILER_LOCK_TIMEOUT is how many seconds apply
+    waits for another apply's lock before exiting 3 (default 10)."""
+    out: dict[str, Any] = {}
+    for env, option, kind in (("RECONCILER_MAX_BATCH_BYTES", "max_batch_bytes", int),
+                              ("RECONCILER_LOCK_TIMEOUT", "lock_timeout_s", float)):
+        raw = os.environ.get(env, "").strip()
+        if not raw:
+            continue
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ReconcilerError(f"{env}={raw!r} is not a number") from None
+        if option == "max_batch_bytes" and value < 1024:
+            raise ReconcilerError(f"{env}={raw!r}: a batch must be allowed at least 1024 bytes")
+        if option == "lock_timeout_s" and not 0 <= value < 86400:
+            raise ReconcilerError(f"{env}={raw!r}: expected seconds between 0 and 86400")
+        out[option] = value
+    return out
 
 
 def default_user() -> str:

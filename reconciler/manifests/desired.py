@@ -114,6 +114,8 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             auth_scheme=auth.get("scheme"),
             auth_credentials=secret_ref(auth["credentials"]) if "credentials" in auth else None,
             session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
+            set_acl=bool(zk.get("setAcl", False)),
+            reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
         ),
         brokers=tuple(int(b) for b in spec["brokers"]),
         labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),
