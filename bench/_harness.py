@@ -12,6 +12,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 ZK_SCRIPT = REPO / "scripts" / "local-zookeeper.sh"
 PYTHON = Path(sys.executable)
 RECONCILER = PYTHON.parent / "reconciler"  # the console script of the same venv
+PYCACHE = Path(tempfile.gettempdir()) / "kafka-reconciler-bench-pycache"
 
 
 def free_port() -> int:
@@ -57,7 +59,9 @@ def local_zookeeper(directory: Path) -> Iterator[int]:
 
 def time_process(args: Sequence[str], *, ok: Sequence[int] = (0,), cwd: Path | None = None) -> float:
     """Wall time of one whole subprocess (stdout discarded); exits the bench if it fails."""
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    # Bytecode cached as an installed package has it (pip compiles at install), but outside the checkout.
+    env.update(NO_COLOR="1", PYTHONPYCACHEPREFIX=str(PYCACHE))
     start = time.perf_counter()
     result = subprocess.run(
         list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd, check=False

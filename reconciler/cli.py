@@ -167,14 +167,28 @@ def plan(
         raise SystemExit(ExitCode.CHANGES)
 
 
+def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
+    """The git revision to record when planning and applying from a work tree; a dirty tree is refused
+    (what is applied must be what is committed). Outside git there is no revision to record."""
+    from reconciler.gitops import GitError, require_clean
+
+    try:
+        revision = require_clean(repo, allow_dirty)  # DirtyTreeError (a refusal) propagates
+    except GitError:
+        return None
+    return None if revision is None else revision.recorded
+
+
 @main.command()
 @click.argument("target", nargs=-1)
 @click.option("--auto-approve", is_flag=True, help="Apply without asking (for CI and scheduled runs).")
 @click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
 @click.pass_obj
 def apply(
-    obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None
+    obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
+    allow_dirty: bool,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
@@ -188,7 +202,7 @@ def apply(
             raise ReconcilerError(f"cannot read plan file {target[0]}: {exc}") from exc
         states, _ = load_desired(obj.repo, [p.cluster for p in plans])
     else:
-        results = _plan_all(obj, target, None)
+        results = _plan_all(obj, target, _clean_revision(obj.repo, allow_dirty))
         plans = [r.plan for r in results]
         states = {r.plan.cluster: r.desired for r in results}
     pending = [p for p in plans if not p.is_empty]

@@ -120,7 +120,7 @@ def plan_git_base(
     if fmt == "github":
         for line in github_annotations(diags, plans, prefix):
             click.echo(line, err=True)
-    if out is not None and plans:
+    if out is not None and not has_errors(diags):  # also when empty: a workflow can always keep it
         from reconciler.render.json import render_plan_file
 
         out.write_text(render_plan_file(plans), encoding="utf-8")

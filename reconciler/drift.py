@@ -22,6 +22,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
+from reconciler.errors import ReconcilerError
 from reconciler.model import LiveState
 from reconciler.plan import Plan
 from reconciler.zk.audit import AUDIT_NODE
@@ -156,8 +157,8 @@ def _notifications(client: KazooClient, after_ms: int) -> dict[str, int]:
             if stat.ctime > after_ms:
                 path = entity_path(decode_notification(data, f"{CONFIG_CHANGES_PATH}/{name}"))
                 newest[path] = max(newest.get(path, 0), int(stat.ctime))
-        except (KazooException, ValueError):
-            continue  # gone meanwhile, or not ours to judge
+        except (KazooException, ReconcilerError, ValueError):
+            continue  # gone meanwhile, or not a notification we can read
     return newest
 
 
@@ -192,7 +193,8 @@ def drift_report(
     else:
         note = (f"the manifests of revision {since.revision or '(none recorded)'} cannot be read: entities "
                 "modified since the last apply are listed without key detail")
-        items = [(entity_path(ref), DriftItem(ref.display, "*", None, None)) for ref in sorted(live.entities)]
+        refs = sorted(live.entities, key=str)
+        items = [(entity_path(ref), DriftItem(ref.display, "*", None, None)) for ref in refs]
     stats = _stats(client, (path for path, _ in items))
     notified = _notifications(client, since.created_ms) if items else {}
     out: list[DriftItem] = []

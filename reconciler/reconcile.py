@@ -119,7 +119,7 @@ class History:
             return self._roots.get(revision)
 
 
-def _cluster_of(diag: Diagnostic) -> str | None:
+def _cluster_of(diag: Diagnostic) -> str:
     """`clusters/<name>/…` -> name; "" for fleet.yaml and sourceless problems (they concern every cluster)."""
     if diag.source is None:
         return ""

@@ -15,19 +15,21 @@ from reconciler.reconcile import Outcome, PassResult
 
 _ORDER = ("applied", "planned", "in-sync", "refused", "failed", "skipped")
 MAX_DRIFT_LINES = 20  # per cluster in the table view; JSON has all
+DETAIL_WIDTH = 80  # the table's last column; failures are repeated in full below it
 
 
 def _changes(plan: Plan | None) -> str:
+    """`~1 -1 (destructive)`, `+2 1 topic`: only what is there."""
     if plan is None:
         return "-"
     c = plan.counts
     if not c.total:
         return "none"
-    parts = [f"+{c.add}", f"~{c.change}", f"-{c.remove}"]
+    parts = [f"{sign}{n}" for sign, n in (("+", c.add), ("~", c.change), ("-", c.remove)) if n]
     if c.topics_created:
-        parts.append(f"{c.topics_created} topic(s)")
+        parts.append(f"{c.topics_created} topic{'s' if c.topics_created > 1 else ''}")
     if c.partitions_added:
-        parts.append(f"{c.partitions_added} partition(s)")
+        parts.append(f"{c.partitions_added} partition{'s' if c.partitions_added > 1 else ''}")
     return " ".join(parts) + ("" if plan.max_risk == "safe" else f" ({plan.max_risk})")
 
 
@@ -41,7 +43,8 @@ def _drift_cell(drift: DriftReport | None) -> str:
 
 def _detail(o: Outcome) -> str:
     if o.error:
-        return o.error.splitlines()[0]
+        first = o.error.splitlines()[0]
+        return first if len(first) <= DETAIL_WIDTH else first[:DETAIL_WIDTH - 1] + "…"
     if o.audit_path:
         return f"audit {o.audit_path}"
     return ""
@@ -62,8 +65,8 @@ def _drift_lines(o: Outcome) -> list[str]:
     if d is None or (not d.items and not d.note) or d.since is None:
         return []
     since = d.since
-    head = f"drift in {o.cluster} since the apply of {since.revision or '(no revision)'} by {since.user} at {since.time}:"
-    lines = [head]
+    revision = since.revision or "(no revision)"
+    lines = [f"drift in {o.cluster} since the apply of {revision} by {since.user} at {since.time}:"]
     for item in d.items[:MAX_DRIFT_LINES]:
         what = f"  {item.entity} {item.key}"
         if item.key != "*":
@@ -96,8 +99,8 @@ def summary_text(result: PassResult) -> str:
     for o in result.outcomes:
         lines += _drift_lines(o)
     for o in result.outcomes:
-        if o.failed and (o.diagnostics or (o.error and "\n" in o.error)):
-            lines.append(f"{o.cluster}: {o.error}" if o.error else f"{o.cluster}:")
+        if o.failed:
+            lines.append(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
             lines += [f"  {d.render()}" for d in o.diagnostics if d.severity == "error"]
     return "\n".join(lines) + "\n"
 

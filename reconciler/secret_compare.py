@@ -78,6 +78,8 @@ def _state(
     encoders: Encoders, warnings: list[str],
 ) -> SecretState:
     where = f"{key} on {ref.display}"
+    if wanted.encoded is not None and wanted.encoded.strip() == stored.strip():
+        return SecretState("unchanged")  # the very value stored (e.g. just imported): no secret needed to tell
     if encoders.current is None:
         warnings.append(f"{where}: cannot compare the password ({encoders.problem}); shown as unknown")
         return SecretState("unknown")

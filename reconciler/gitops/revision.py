@@ -98,7 +98,9 @@ def dirty_paths(repo: git.Repo, prefix: str) -> list[str]:
     """
     if repo.bare:
         return []
-    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", clusters_path(prefix))
+    # GIT_OPTIONAL_LOCKS=0: a read-only status, never the index refresh a plain `git status` may write
+    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", clusters_path(prefix),
+                          env={"GIT_OPTIONAL_LOCKS": "0"})
     paths: list[str] = []
     entries = iter(out.split("\0"))
     for entry in entries:

@@ -30,7 +30,7 @@ from reconciler.impact.afterstate import (
 )
 from reconciler.impact.inventory import Inventory
 from reconciler.impact.layers import ENTITY_COLS, after_entities, broker_effective, same
-from reconciler.impact.riskexpr import applicable, fired, risk_of
+from reconciler.impact.riskexpr import applicable, with_risk, with_rules
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -159,22 +159,22 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     eb = F.coalesce("ob", "cvb", "default_value")
     ea = F.coalesce("oa", "cva", "default_value")
     uni = (
-        cand.filter("uniform").withColumn("before", eb).withColumn("after", ea)
+        cand.filter("uniform").select("*", eb.alias("before"), ea.alias("after"))
         .filter(~same(F.col("before"), F.col("after"), F.col("key"), K.list_keys()))
         .withColumn("part_ids", F.lit(None).cast("array<int>"))
         .withColumn("brokers", F.lit(None).cast("array<int>"))
-        .withColumn("rules", fired(F.col("key"), F.col("before"), F.col("after"), F.col("rf"), rules))
     )
+    uni = with_rules(uni, "key", "before", "after", "rf", rules)
     # mixed broker side: per replica
     mixed = cand.filter(~F.col("uniform"))
     reps = _replicas(_only(partitions, mixed_clusters), mixed.select("cluster", "topic"))
     per_rep = (
         mixed.join(reps, ["cluster", "topic"])
         .join(be.filter("is_topic").select("cluster", "broker", "key", "vb", "va"), ["cluster", "broker", "key"])
-        .withColumn("before", F.coalesce("ob", "vb")).withColumn("after", F.coalesce("oa", "va"))
+        .select("*", F.coalesce("ob", "vb").alias("before"), F.coalesce("oa", "va").alias("after"))
         .filter(~same(F.col("before"), F.col("after"), F.col("key"), K.list_keys()))
-        .withColumn("rules", fired(F.col("key"), F.col("before"), F.col("after"), F.col("rf"), rules))
     )
+    per_rep = with_rules(per_rep, "key", "before", "after", "rf", rules)
     per_topic = per_rep.groupBy("cluster", "topic", "key").agg(
         F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
         F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
@@ -184,17 +184,15 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after")).drop("shown")
     cols = ["cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
             "rules"]
-    topic_rows = uni.select(*cols).unionByName(per_topic.select(*cols)).withColumn("risk", risk_of(F.col("rules")))
+    topic_rows = with_risk(uni.select(*cols).unionByName(per_topic.select(*cols)))
 
     # brokers: their own effective values, rated with the lowest replication factor of the cluster
     min_rf = topics.groupBy("cluster").agg(F.min("rf").alias("min_rf"))
-    broker_rows = (
-        be.filter("changed").join(F.broadcast(min_rf), "cluster", "left")
-        .withColumn("rules", fired(F.col("key"), F.col("vb"), F.col("va"), F.col("min_rf"), rules))
-        .select("cluster", "broker", F.col("broker_key").alias("key"),
-                F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
-                F.col("vb").alias("before"), F.col("va").alias("after"), "rules")
-        .withColumn("risk", risk_of(F.col("rules")))
+    broker_rows = with_rules(be.filter("changed").join(F.broadcast(min_rf), "cluster", "left"),
+                             "key", "vb", "va", "min_rf", rules)
+    broker_rows = broker_rows.select(
+        "cluster", "broker", F.col("broker_key").alias("key"), F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
+        F.col("vb").alias("before"), F.col("va").alias("after"), "rules", "risk",
     )
     topic_rows = topic_rows.cache()
     override_reps = _replicas(

@@ -21,7 +21,7 @@ from reconciler.model import RISK_ORDER
 from reconciler.risk import NEGATIVE_MEANS_UNLIMITED, RISK_RULES, RiskRule, rule_key, rules_for_key
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
 
 RULES: Mapping[str, RiskRule] = {r.id: r for r in RISK_RULES if r.keys}
 _NUMERIC = ("lowered", "reduced", "raised")
@@ -51,52 +51,64 @@ def norm(c: Column) -> Column:
     return F.array_join(F.array_sort(_items(c)), ",")
 
 
-def _magnitude(c: Column, rk: Column) -> Column:
+def _magnitude(c: Column, n: Column, rk: Column) -> Column:
     from pyspark.sql import functions as F
 
-    n = _num(c)
     inf = F.lit(float("inf"))
-    unlimited = sorted(k for k in NEGATIVE_MEANS_UNLIMITED)
+    unlimited = sorted(NEGATIVE_MEANS_UNLIMITED)
     return F.when(c.isNull(), inf).when((n < 0) & rk.isin(unlimited), inf).otherwise(n)
 
 
-def _kind(rule: RiskRule, rk: Column, before: Column, after: Column, rf: Column) -> Column:
+def _kind(rule: RiskRule) -> Column:
+    """The rule's comparison over the helper columns `with_rules` adds (no expression is repeated: Spark
+    inlines column expressions, and nested repeats grow plans exponentially)."""
     from pyspark.sql import functions as F
 
-    differ = norm(before) != norm(after)
+    col = F.col
     if rule.kind in _NUMERIC:
-        odd = (before.isNotNull() & _num(before).isNull()) | (after.isNotNull() & _num(after).isNull())
-        old, new = _magnitude(before, rk), _magnitude(after, rk)
-        moved = (new > old) if rule.kind == "raised" else (new < old)
-        return F.when(odd, differ).otherwise(F.coalesce(moved, F.lit(False)))
+        odd = (col("_b").isNotNull() & col("_bn").isNull()) | (col("_a").isNotNull() & col("_an").isNull())
+        moved = (col("_am") > col("_bm")) if rule.kind == "raised" else (col("_am") < col("_bm"))
+        return F.when(odd, col("_differ")).otherwise(F.coalesce(moved, F.lit(False)))
     if rule.kind == "changed":
-        return differ
+        return col("_differ")
     if rule.kind == "enabled":
-        return (F.lower(norm(after)) == "true") & (F.lower(norm(before)) != "true")
+        return (F.lower(col("_anorm")) == "true") & (F.lower(col("_bnorm")) != "true")
     if rule.kind == "removed":
-        return F.size(F.array_except(_items(before), _items(after))) > 0
+        return F.size(F.array_except(_items(col("_b")), _items(col("_a")))) > 0
     if rule.kind == "above_rf":
-        wanted, floor = _num(after), F.coalesce(_num(before), F.lit(0.0))
-        return F.coalesce(wanted.isNotNull() & (floor <= rf) & (rf < wanted), F.lit(False))
+        floor, rf = F.coalesce(col("_bn"), F.lit(0.0)), col("_rf")
+        return F.coalesce(col("_an").isNotNull() & (floor <= rf) & (rf < col("_an")), F.lit(False))
     raise ValueError(f"unknown rule kind {rule.kind}")
 
 
-def fired(key: Column, before: Column, after: Column, rf: Column, rules_by_key: Mapping[str, list[str]]) -> Column:
-    """ARRAY<STRING> of the ids of the rules that fire for this change (table order)."""
+def with_rules(df: DataFrame, key: str, before: str, after: str, rf: str | None,
+               rules_by_key: Mapping[str, list[str]]) -> DataFrame:
+    """`df` plus `rules` (ARRAY<STRING>: ids of the rules that fire, table order) and `risk`."""
     from pyspark.sql import functions as F
 
     used = sorted({rid for ids in rules_by_key.values() for rid in ids}, key=list(RULES).index)
     if not used:
-        return F.array().cast("array<string>")
+        return df.withColumn("rules", F.array().cast("array<string>")).withColumn("risk", F.lit("safe"))
     keys_of = {rid: sorted(k for k, ids in rules_by_key.items() if rid in ids) for rid in used}
-    rk = F.lit(None).cast("string")  # rule_key for the NEGATIVE_MEANS_UNLIMITED test, resolved in Python
-    rk_map = {k: rule_key(k) for k in rules_by_key}
-    if rk_map:
-        rk = F.coalesce(F.create_map(*[F.lit(x) for kv in rk_map.items() for x in kv])[key], key)
-    hits = [
-        F.when(key.isin(keys_of[rid]) & _kind(RULES[rid], rk, before, after, rf), F.lit(rid)) for rid in used
-    ]
-    return F.filter(F.array(*hits), lambda x: x.isNotNull())
+    rk_map = F.create_map(*[F.lit(x) for k in rules_by_key for x in (k, rule_key(k))])
+    helpers = df.select(
+        "*",
+        F.col(before).alias("_b"), F.col(after).alias("_a"),
+        (F.col(rf) if rf else F.lit(None)).cast("double").alias("_rf"),
+        F.coalesce(rk_map[F.col(key)], F.col(key)).alias("_rk"),
+        _num(F.col(before)).alias("_bn"), _num(F.col(after)).alias("_an"),
+        norm(F.col(before)).alias("_bnorm"), norm(F.col(after)).alias("_anorm"),
+    )
+    helpers = helpers.select(
+        "*",
+        (F.col("_bnorm") != F.col("_anorm")).alias("_differ"),
+        _magnitude(F.col("_b"), F.col("_bn"), F.col("_rk")).alias("_bm"),
+        _magnitude(F.col("_a"), F.col("_an"), F.col("_rk")).alias("_am"),
+    )
+    hits = [F.when(F.col(key).isin(keys_of[rid]) & _kind(RULES[rid]), F.lit(rid)) for rid in used]
+    out = helpers.withColumn("rules", F.filter(F.array(*hits), lambda x: x.isNotNull()))
+    out = out.drop("_b", "_a", "_rf", "_rk", "_bn", "_an", "_bnorm", "_anorm", "_differ", "_bm", "_am")
+    return with_risk(out)
 
 
 def risk_of(rules: Column) -> Column:
@@ -109,3 +121,9 @@ def risk_of(rules: Column) -> Column:
         if ids:
             expr = F.when(F.arrays_overlap(rules, F.array(*[F.lit(i) for i in ids])), F.lit(level)).otherwise(expr)
     return expr
+
+
+def with_risk(df: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.withColumn("risk", risk_of(F.col("rules")))

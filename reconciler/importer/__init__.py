@@ -12,6 +12,7 @@ still change is reported (`Imported.residual`).
 from __future__ import annotations
 
 import hmac
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -94,7 +95,21 @@ def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
 
 
+# Plain scalars the YAML 1.2 core schema (our loader) reads as something else than a string; PyYAML's YAML 1.1
+# resolver leaves some of them unquoted (e.g. `5.24288E7`, `0o17`), so strings like these are quoted.
+_NOT_A_STRING = re.compile(
+    r"~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "'" if data == "" or _NOT_A_STRING.fullmatch(data) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
 _Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(str, _represent_str)
 
 
 def render_files(composed: Composed, source: str) -> dict[str, str]:
@@ -105,10 +120,31 @@ def render_files(composed: Composed, source: str) -> dict[str, str]:
                              default_flow_style=False)
         text = HEADER.format(source=source) + body
         parsed, diags = load_text(text, name)
-        if has_errors(diags) or [d.data for d in parsed] != docs:
-            raise ReconcilerError(f"internal error: {name} would not read back as written", diags)
+        where = _difference([d.data for d in parsed], docs, ())
+        if has_errors(diags) or where is not None:
+            raise ReconcilerError(f"internal error: {name} would not read back as written (at {where})", diags)
         out[name] = text
     return out
+
+
+def _difference(a: Any, b: Any, path: tuple[Any, ...]) -> str | None:
+    """Where two YAML data trees differ (types included: 1 and "1" differ), None when equal."""
+    if type(a) is not type(b):
+        return "/".join(map(str, path)) or "/"
+    if isinstance(a, dict):
+        for key in a.keys() | b.keys():
+            if key not in a or key not in b:
+                return "/".join(map(str, (*path, key)))
+            found = _difference(a[key], b[key], (*path, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return "/".join(map(str, path)) or "/"
+        return next((f for i, (x, y) in enumerate(zip(a, b, strict=True))
+                     if (f := _difference(x, y, (*path, i))) is not None), None)
+    return None if a == b else "/".join(map(str, path)) or "/"
 
 
 def import_cluster(

@@ -24,6 +24,7 @@ from reconciler.values import canonical, to_kafka_string
 API = "reconciler/v1"
 SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 _INTEGER = re.compile(r"-?[0-9]+")
+_DOUBLE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE]-?[0-9]+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,8 @@ class Writer:
             candidates.append(int(live))
         elif re.fullmatch(r"-?[0-9]+\.0", live):  # e.g. quotas stored as doubles by the Admin API
             candidates.append(int(float(live)))
+        if key is not None and key.type == "DOUBLE" and _DOUBLE.fullmatch(live):
+            candidates.append(float(live))
         for candidate in candidates:
             if canonical(key, to_kafka_string(candidate)) == want:
                 return candidate
@@ -177,9 +180,15 @@ def topics_doc(live: LiveState, writer: Writer, fleet: FleetLayer, include_inter
     return _doc("Topics", {}, spec)
 
 
+def _quota_order(ref: EntityRef) -> tuple[str, bool, str, bool, str]:
+    """Defaults first, then by name; a user's client entities after the user's own."""
+    client = ref.client or ""
+    return (ref.entity_type, ref.name != DEFAULT_ENTITY, ref.name, client != DEFAULT_ENTITY, client)
+
+
 def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, Any] | None:
     sections: dict[str, dict[str, Any]] = {"clients": {}, "users": {}, "userClients": {}, "ips": {}}
-    for ref, entity in sorted(live.entities.items()):
+    for ref, entity in sorted(live.entities.items(), key=lambda item: _quota_order(item[0])):
         if ref.entity_type not in ("clients", "users", "ips"):
             continue
         names = [ref.name] + ([ref.client] if ref.client is not None else [])

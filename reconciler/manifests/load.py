@@ -2,9 +2,9 @@
 
 Scalars are resolved like the YAML 1.2 core schema, not PyYAML's YAML 1.1 (`yes`/`on` stay strings, no
 sexagesimal numbers, no `1_000`, no timestamps). Duplicate keys, anchors, aliases, merge keys,
-null/bool/complex keys, non-standard tags, deep nesting and oversized or non-UTF-8 files are refused. Data is
-built straight from the parser's event stream (no recursion, no composed node graph), so an alias is refused
-before anything could be expanded.
+null/bool/complex keys, non-standard tags, deep nesting, too many nodes and oversized or non-UTF-8 files are
+refused. Data is built straight from the parser's event stream (no recursion, no composed node graph), so an
+alias is refused before anything could be expanded.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
+# Parser events (nodes, documents) per file. Bytes alone do not bound the cost: 15 MiB of `- a` lines is 4
+# million nodes, ~25 s and ~900 MB to read. 500,000 events take ~2 s and ~150 MB and allow ~40,000 topics
+# with their configs in one file (a 10,000-topic Topics manifest is ~120,000 events).
+MAX_EVENTS = 500_000
 
 YamlPath = tuple[str | int, ...]
 
@@ -213,8 +217,15 @@ class _Reader:
         # a mapping is None while a key is expected, False when the next value is to be discarded.
         stack: list[list[Any]] = []
         loader = _Loader(text)
+        budget = MAX_EVENTS
         try:
             while (event := loader.get_event()) is not None:
+                budget -= 1
+                if budget < 0:
+                    line = event.start_mark.line + 1
+                    self.error(f"more than {MAX_EVENTS} YAML nodes (at line {line}); split it into several "
+                               "files")
+                    return []
                 kind = type(event)
                 if skip:  # inside a refused collection (too deep, or a complex key): only track its end
                     skip += 1 if kind in _START else -1 if kind in _END else 0

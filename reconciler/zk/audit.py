@@ -55,7 +55,8 @@ def write_audit(
     acl_for: Callable[[str], list[Any]],
     audit_log: Path | None,
 ) -> str:
-    """Create `<reconciler_path>/audit/entry-NNNNNNNNNN` and append the same JSON to `audit_log` (if given).
+    """Create `<reconciler_path>/audit/entry-NNNNNNNNNN` and append the same JSON to `audit_log` (if given;
+    also when the znode cannot be written, e.g. ZooKeeper went down during the apply).
 
     Returns the created znode path (relative to the chroot).
     """
@@ -63,17 +64,19 @@ def write_audit(
     parent = f"{reconciler_path.rstrip('/')}/{AUDIT_NODE}"
     # kazoo's makepath gives the parents the child's ACL; every level here is "everything else" for
     # Kafka's defaultAcls, so that is the ACL Kafka would choose for them too.
-    path: str = client.create(
-        f"{parent}/{ENTRY_PREFIX}",
-        text.encode("utf-8"),
-        acl=acl_for(parent),
-        sequence=True,
-        makepath=True,
-    )
-    if audit_log is not None:
-        audit_log.parent.mkdir(parents=True, exist_ok=True)
-        with audit_log.open("a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+    try:
+        path: str = client.create(
+            f"{parent}/{ENTRY_PREFIX}",
+            text.encode("utf-8"),
+            acl=acl_for(parent),
+            sequence=True,
+            makepath=True,
+        )
+    finally:  # the local line is written even when ZooKeeper is gone: that is when it matters most
+        if audit_log is not None:
+            audit_log.parent.mkdir(parents=True, exist_ok=True)
+            with audit_log.open("a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
     log.info("audit entry %s written", path)
     return path
 

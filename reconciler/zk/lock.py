@@ -56,9 +56,11 @@ def lock_identifier(user: str, plan_id: str) -> str:
 @contextmanager
 def cluster_lock(
     client: KazooClient, path: str, identifier: str, timeout_s: float, cluster: str
-) -> Iterator[None]:
+) -> Iterator[str]:
     """Hold the cluster's apply lock for the block; ConflictError (exit 3) naming the holder on timeout.
 
+    Yields the lock's own ephemeral znode: writes must `check` it in their multi, so that nothing commits
+    once the lock is gone (its session expired: kazoo silently opens a new session, without the lock).
     The lock path must exist already (created by the caller with the right ACLs).
     """
     lock = client.Lock(path, identifier)
@@ -73,7 +75,7 @@ def cluster_lock(
             "apply disappears when its ZooKeeper session expires"
         )
     try:
-        yield
+        yield f"{path}/{lock.node}"
     finally:
         try:
             lock.release()

@@ -6,42 +6,28 @@ handful of round trips, not 20,000:
   2. get every listed znode;
   3. list /config/users/<u>/clients of the users that have children;  4. get those user-client znodes.
 Requests go out as ZooKeeper multiRead batches (3.6+, one request per ~1,000 znodes, ~20x cheaper in
-Python than one kazoo request per znode); on an older server (UNIMPLEMENTED) the read falls back to kazoo
-`get_async`/`get_children_async` per znode. A znode that vanishes between list and get is absent; corrupt
-data raises `LiveStateError` naming the znode.
+Python than one kazoo request per znode; see `multiread.py`); on an older server (UNIMPLEMENTED) the whole
+read is done again with kazoo `get_async`/`get_children_async` per znode. A znode that vanishes between
+list and get is absent; corrupt data raises `LiveStateError` naming the znode.
 """
 
 from __future__ import annotations
 
 import time
-import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
-    EXCEPTIONS,
     ConnectionClosedError,
     ConnectionLoss,
     KazooException,
-    NoAuthError,
-    NoNodeError,
     OperationTimeoutError,
     SessionExpiredError,
-    UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.serialization import (
-    int_struct,
-    multiheader_struct,
-    read_buffer,
-    read_string,
-    write_string,
-)
-from kazoo.protocol.serialization import stat_struct as _stat_struct
-from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import LiveStateError
@@ -57,12 +43,14 @@ from reconciler.model import (
     frozen_map,
     sanitize,
 )
-from reconciler.zk import layout
+from reconciler.zk import layout, multiread
+from reconciler.zk.multiread import GET_CHILDREN, GET_DATA
 from reconciler.zk.session import ZooKeeperError
 
-GET_DATA, GET_CHILDREN = 4, 8  # ZooDefs.OpCode
-_BATCH_OPS, _BATCH_BYTES = 1000, 256 * 1024  # well below the server's 1 MB jute.maxbuffer for requests
-_multi_read_support: weakref.WeakKeyDictionary[KazooClient, bool] = weakref.WeakKeyDictionary()
+# multiRead, its batching and the per-client "server lacks it" memory live in multiread.py (shared with
+# apply's pre-read); these names stay for the tests that patch or inspect them
+_MultiRead = multiread.MultiRead
+_multi_read_support = multiread.NO_MULTI_READ
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,59 +67,8 @@ class ReadScope:
             raise ValueError(f"unknown entity types {sorted(unknown)}")
 
 
-class _MultiRead:
-    """ZooKeeper's multiRead request (OpCode 22, 3.6+) in kazoo's request protocol: independent getData /
-    getChildren sub-operations, each answered with its result or its own error code."""
-
-    type = 22
-
-    def __init__(self, ops: Sequence[tuple[int, str]]) -> None:
-        self.ops = ops
-
-    def serialize(self) -> bytearray:
-        buf = bytearray()
-        for op, path in self.ops:
-            buf += multiheader_struct.pack(op, False, -1) + write_string(path) + b"\0"  # no watch
-        buf += multiheader_struct.pack(-1, True, -1)
-        return buf
-
-    @classmethod
-    def deserialize(cls, buf: bytes, offset: int) -> list[Any]:
-        results: list[Any] = []
-        while True:
-            op, done, _ = multiheader_struct.unpack_from(buf, offset)
-            offset += multiheader_struct.size
-            if done:
-                return results
-            if op == GET_DATA:
-                data, offset = read_buffer(buf, offset)
-                results.append((data, ZnodeStat._make(_stat_struct.unpack_from(buf, offset))))
-                offset += _stat_struct.size
-            elif op == GET_CHILDREN:
-                count = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                children = []
-                for _ in range(max(count, 0)):
-                    child, offset = read_string(buf, offset)
-                    children.append(child)
-                results.append(children)
-            elif op == -1:
-                err = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                results.append(EXCEPTIONS[err]())
-            else:
-                raise ValueError(f"unexpected multiRead result type {op}")
-
-    def __repr__(self) -> str:  # kazoo logs requests at DEBUG
-        return f"MultiRead({len(self.ops)} ops)"
-
-
-class _MultiReadUnsupported(Exception):
-    pass
-
-
 class _Pipeline:
-    """Issues a batch of requests, then collects them against one deadline; NoNode -> None."""
+    """One read's requests, against one deadline (see `multiread.read`); NoNode -> None."""
 
     def __init__(self, client: KazooClient, deadline: float, multi_read: bool) -> None:
         self.client = client
@@ -149,61 +86,14 @@ class _Pipeline:
         return {path: r for (_, path), r in self.run([(GET_DATA, p) for p in paths]).items()}
 
     def run(self, ops: list[tuple[int, str]]) -> dict[tuple[int, str], Any]:
-        if not ops:
-            return {}
-        pending = self._issue_multi(ops) if self.multi_read else self._issue_single(ops)
-        results: dict[tuple[int, str], Any] = {}
-        for batch, future in pending:
-            try:
-                value = future.get(timeout=max(0.0, self.deadline - time.monotonic()))
-                replies = value if self.multi_read else [value]
-            except UnimplementedError:
-                raise _MultiReadUnsupported() from None
-            except KazooTimeoutError:
-                raise ZooKeeperError(f"timed out reading {self.where(batch[0][1])} from ZooKeeper") from None
-            except (NoNodeError, NoAuthError) as exc:
-                if self.multi_read:  # multiRead reports these per operation, never for the request
-                    raise
-                replies = [exc]
-            if len(replies) != len(batch):
-                raise ZooKeeperError(
-                    f"malformed multiRead response ({len(replies)} results for {len(batch)})"
-                )
-            for op, reply in zip(batch, replies, strict=True):
-                results[op] = self._result(op[1], reply)
-        return results
+        try:
+            results = multiread.read(self.client, ops, multi=self.multi_read, wait=self._remaining)
+        except KazooTimeoutError as exc:  # names the znode; not worth a retry of the whole read
+            raise ZooKeeperError(str(exc)) from None
+        return dict(zip(ops, results, strict=True))
 
-    def _result(self, path: str, reply: Any) -> Any:
-        if isinstance(reply, NoNodeError):
-            return None
-        if isinstance(reply, NoAuthError):
-            raise LiveStateError(
-                f"znode {self.where(path)}: not readable (NoAuth): authenticate as the brokers' "
-                "ZooKeeper identity"
-            )
-        if isinstance(reply, KazooException):
-            raise reply
-        return reply
-
-    def _issue_multi(self, ops: list[tuple[int, str]]) -> list[tuple[list[tuple[int, str]], Any]]:
-        pending = []
-        batch: list[tuple[int, str]] = []
-        size = 0
-        for op in [*ops, (0, "")]:  # sentinel flushes the last batch
-            if batch and (op[0] == 0 or len(batch) >= _BATCH_OPS or size >= _BATCH_BYTES):
-                future = self.client.handler.async_result()
-                # kazoo has no public multiRead; _call queues any request object with type/serialize
-                self.client._call(_MultiRead([(code, self.chroot + path) for code, path in batch]), future)
-                pending.append((batch, future))
-                batch, size = [], 0
-            if op[0]:
-                batch.append(op)
-                size += len(op[1]) + len(self.chroot) + 17
-        return pending
-
-    def _issue_single(self, ops: list[tuple[int, str]]) -> list[tuple[list[tuple[int, str]], Any]]:
-        get = {GET_DATA: self.client.get_async, GET_CHILDREN: self.client.get_children_async}
-        return [([op], get[op[0]](op[1])) for op in ops]
+    def _remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
 
 
 def read_live_state(
@@ -221,14 +111,14 @@ def read_live_state(
     connection loss; an expired session is not retried.
     """
     retry = KazooRetry(max_tries=3, delay=0.5, backoff=2, max_delay=4.0, ignore_expire=False)
-    use_multi = multi_read and _multi_read_support.get(client, True)
+    use_multi = multi_read and multiread.supported(client)
     try:
         try:
             state: LiveState = retry(_read_once, client, cluster, scope, timeout_s, use_multi)
-        except _MultiReadUnsupported:
+        except multiread.MultiReadUnsupported:
             # ZooKeeper < 3.6 answers UNIMPLEMENTED and drops the connection (not the session): kazoo
             # reconnects, and the connection-loss retry covers requests caught in between.
-            _multi_read_support[client] = False
+            multiread.NO_MULTI_READ.add(client)
             state = retry(_read_once, client, cluster, scope, timeout_s, False)
     except RetryFailedError as exc:
         raise ZooKeeperError(f"lost the ZooKeeper connection while reading cluster {cluster}") from exc

@@ -34,7 +34,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
 from reconciler.zk.bulkread import read_all
-from reconciler.zk.layout import default_acls
+from reconciler.zk.layout import CONTROLLER_PATH, default_acls
 from reconciler.zk.lock import where
 from reconciler.zk.session import ZooKeeperError, kazoo_acls
 
@@ -205,6 +205,11 @@ def check_results(
     if isinstance(exc, NoAuthError | InvalidACLError):
         raise auth_error(client, op.path, exc, suffix)
     name = where(client, op.path)
+    if op.kind == "check" and op.path != CONTROLLER_PATH:  # the apply lock's own ephemeral node
+        raise ZooKeeperError(
+            f"the apply lock {name} is gone: the ZooKeeper session expired (or the node was deleted), so "
+            f"another apply may hold the lock now; {suffix}. Run `reconciler plan` and apply again"
+        )
     if op.kind == "check":
         reason = f"the controller {name} changed since apply started (a re-election or a KRaft migration)"
     elif isinstance(exc, BadVersionError):

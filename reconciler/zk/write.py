@@ -3,7 +3,8 @@
 KRaft guard -> cluster lock -> bulk pre-read of every planned znode (`bulkread.py`; a stale version is
 reported before anything is written; passwords are encoded here) -> missing parents created empty, like
 Kafka's createRecursive -> byte-bounded multis (`txn.py`): each entity's write and its change notification
-in the same multi, every write version-checked, with `check(/controller)` like Kafka's own guard -> audit.
+in the same multi, every write version-checked, with `check(/controller)` like Kafka's own guard and a
+`check` of the lock's ephemeral node (an expired session writes nothing more) -> audit.
 Apply executes the plan's changes on the live config read back; it never re-diffs.
 """
 
@@ -120,13 +121,15 @@ def _apply(
     root = "/" + options.reconciler_path.strip("/")
     txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
     with cluster_lock(client, f"{root}/lock", lock_identifier(audit.user, plan.plan_id),
-                      options.lock_timeout_s, plan.cluster):
+                      options.lock_timeout_s, plan.cluster) as lock_node:
         try:
             builder = _Builder(client, plan, acls, encoder_for, resolve_secret)
             groups = builder.build(read_all(client, builder.paths(), txn.READ_TIMEOUT_S))
             txn.ensure_paths(client, txn.missing_parents(groups), acls)
-            # Kafka's KAFKA-16539 guard: the write fails if the controller changed (e.g. a KRaft migration)
+            # Kafka's KAFKA-16539 guard: the write fails if the controller changed (e.g. a KRaft migration);
+            # and it fails if our lock node is gone (session expired), so no batch commits without the lock
             prefix = [] if version is None else [Op("check", CONTROLLER_PATH, version=version)]
+            prefix.append(Op("check", lock_node, version=0))
             budget = options.max_batch_bytes - txn.size(prefix, client) - txn.MULTI_END
             batches = txn.pack(groups, budget, client)
             for number, batch in enumerate(batches, 1):

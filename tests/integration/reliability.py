@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +48,8 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class Proc:
-    """A started CLI process; `finish()` waits (bounded), kills on timeout and measures its peak RSS."""
+    """A started CLI process; `finish()` waits (bounded), kills on timeout and measures its own peak RSS
+    (`os.wait4`, so it is this process's maximum, not the maximum over every child the tests ever had)."""
 
     def __init__(self, repo: Path, args: Sequence[str], *, env: Mapping[str, str] | None = None,
                  module: str = "reconciler", stdin: bytes | None = None) -> None:
@@ -59,12 +61,21 @@ class Proc:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         self.pid = self.proc.pid
+        self.result: Run | None = None
+        self._out: dict[str, bytes] = {}
+        self._readers = [threading.Thread(target=self._drain, args=(name, pipe), daemon=True)
+                         for name, pipe in (("out", self.proc.stdout), ("err", self.proc.stderr))]
+        for reader in self._readers:
+            reader.start()
         if stdin is not None and self.proc.stdin is not None:
             self.proc.stdin.write(stdin)
             self.proc.stdin.close()
 
+    def _drain(self, name: str, pipe: Any) -> None:
+        self._out[name] = pipe.read()
+
     def state(self) -> str:
-        """The process state letter from /proc (R, S, T for stopped, Z, ...), '' once reaped."""
+        """The process state letter from /proc (R, S, T when stopped, Z when exited), '' once reaped."""
         try:
             stat = Path(f"/proc/{self.pid}/stat").read_text()
         except OSError:
@@ -72,64 +83,47 @@ class Proc:
         return stat.rsplit(")", 1)[1].split()[0]
 
     def wait_stopped(self, timeout: float) -> None:
-        """Wait until the process has stopped itself (SIGSTOP from tests.integration.faultproc)."""
+        """Wait until the process has paused itself (SIGSTOP, see tests.integration.faultproc)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             state = self.state()
             if state == "T":
                 return
-            if state in ("", "Z"):
+            if state in ("", "Z", "X"):
                 raise AssertionError(f"the process ended before pausing:\n{self.finish(5)}")
-            time.sleep(0.02)
-        self.kill()
-        raise AssertionError(f"the process did not pause within {timeout} s:\n{self.finish(5)}")
+            time.sleep(0.01)
+        raise AssertionError(f"the process did not pause within {timeout} s:\n{self.finish(1)}")
 
     def resume(self) -> None:
         os.kill(self.pid, signal.SIGCONT)
 
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            os.kill(self.pid, signal.SIGCONT) if self.state() == "T" else None
-
     def finish(self, timeout: float) -> Run:
-        """Collect the output; a process still running after `timeout` seconds is killed (test failure)."""
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            out, err = self.proc.communicate(timeout=10)
-            raise AssertionError(
-                f"reconciler still running after {timeout} s (killed):\n{err.decode(errors='replace')[-4000:]}"
-            ) from None
+        """Wait for the exit; a process still running after `timeout` seconds is killed (a test failure)."""
+        if self.result is not None:
+            return self.result
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, signal.SIGCONT)
+                pid, status, usage = os.wait4(self.pid, 0)
+                break
+            time.sleep(0.01)
         seconds = time.monotonic() - self.started
-        rss = 0.0
-        if self.proc.returncode is not None and getattr(self.proc, "_rusage", None):
-            rss = self.proc._rusage.ru_maxrss / 1024  # type: ignore[attr-defined]
-        return Run(self.proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), seconds, rss)
-
-
-class _Popen(subprocess.Popen[bytes]):
-    pass
-
-
-def _install_wait4() -> None:
-    """Make Popen reap with wait4 so each process's own peak RSS is known (not the max over all children)."""
-    original = subprocess.Popen._try_wait  # type: ignore[attr-defined]
-
-    def _try_wait(self: Any, wait_flags: int) -> tuple[int, int]:
-        try:
-            pid, status, usage = os.wait4(self.pid, wait_flags)
-        except ChildProcessError:
-            return original(self, wait_flags)  # type: ignore[no-any-return]
-        if pid == self.pid:
-            self._rusage = usage
-        return pid, status
-
-    subprocess.Popen._try_wait = _try_wait  # type: ignore[attr-defined]
-
-
-_install_wait4()
+        self.proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        for reader in self._readers:
+            reader.join(10)
+        out = self._out.get("out", b"").decode(errors="replace")
+        err = self._out.get("err", b"").decode(errors="replace")
+        self.result = Run(self.proc.returncode, out, err, seconds, usage.ru_maxrss / 1024)
+        if timed_out:
+            raise AssertionError(f"reconciler still running after {timeout} s (killed):\n{self.result}")
+        return self.result
 
 
 def cli(repo: Path, *args: str, timeout: float = 60, env: Mapping[str, str] | None = None,

@@ -82,7 +82,7 @@ def test_stale_version_caught_by_the_multi_itself(
     monkeypatch.setattr(txn, "send", racing_send)
     with pytest.raises(ConflictError) as err:
         apply(zk_client, plan)
-    assert sent == [6]  # never retried
+    assert sent == [7]  # never retried (lock check + 3 entities with their notifications)
     message = err.value.message
     assert message.startswith("stale plan: ") and "/config/topics/t-002 changed since the plan" in message
     assert "(version 0, now 1)" in message and "nothing of batch 1/1 was written" in message
@@ -185,7 +185,8 @@ def test_tiny_batches_never_split_an_entity(zk_client: KazooClient, monkeypatch:
     assert result.batches == len(batches) > 10 and result.entities_written == 200
     for ops in batches:
         assert txn.size(ops, zk_client) + txn.MULTI_END <= 2048
-        kinds = [(op.kind, op.sequential) for op in ops]
+        assert ops[0].kind == "check" and ops[0].path.startswith("/reconciler/lock/")  # the lock is still ours
+        kinds = [(op.kind, op.sequential) for op in ops[1:]]
         assert kinds == [("set", False), ("create", True)] * (len(ops) // 2)  # entity + its notification
     written = [op.path for ops in batches for op in ops if op.kind == "set"]
     assert written == [f"/config/topics/{t}" for t in TOPICS]

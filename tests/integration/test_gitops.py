@@ -26,6 +26,7 @@ from reconciler.gitops import (
 )
 from reconciler.manifests.validate import load_and_validate
 from reconciler.pr_comment import MARKER
+from tests.conftest import ZkServer
 
 UNREACHABLE = "127.0.0.1:1"
 
@@ -277,9 +278,9 @@ def test_apply_paths_refuse_a_dirty_tree_through_the_cli(repo: git.Repo, capsys:
 
 
 @pytest.fixture
-def zk_repo(tmp_path: Path, zk_server: object, zk_chroot: str, zk_client: KazooClient) -> git.Repo:
+def zk_repo(tmp_path: Path, zk_server: ZkServer, zk_chroot: str, zk_client: KazooClient) -> git.Repo:
     """a and c on this test's ZooKeeper (their own chroots); b unreachable: planning b would fail."""
-    connect = getattr(zk_server, "connect")
+    connect = zk_server.connect
     for name in ("a", "c"):
         zk_client.ensure_path(f"/{name}")
     return fleet_repo(tmp_path / "manifests", {n: f"{connect}{zk_chroot}/{n}" for n in ("a", "c")})
@@ -342,3 +343,107 @@ def test_plan_git_base_github_annotations(zk_repo: git.Repo, zk_client: KazooCli
     assert code == 1 and out == ""
     assert "::error file=clusters/a/topics.yaml,line=6,col=" not in err  # GitHub's form has no col
     assert "::error file=clusters/a/topics.yaml,line=6::unknown topic config 'retention.mss'" in err
+
+
+def test_plan_git_base_markdown_reports_invalid_manifests(
+    zk_repo: git.Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(zk_repo.working_tree_dir or ".")
+    branch(zk_repo)
+    commit(zk_repo, "typo", {"clusters/a/topics.yaml": topics_yaml().replace("retention.ms", "retention.mss")})
+    code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown")
+    assert code == 1
+    assert out.startswith(MARKER) and "Invalid manifests: 1 error(s)" in out
+    assert "clusters/a/topics.yaml:6" in out and "did you mean 'retention.ms'" in err
+
+
+# --- small pure pieces --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("30s", 30), ("5m", 300), ("1h30m", 5400), ("1d", 86400)])
+def test_durations(text: str, seconds: float) -> None:
+    from reconciler.cli_gitops import parse_duration
+
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5 m", "m5", "0s", "1w"])
+def test_bad_durations(text: str) -> None:
+    import click
+
+    from reconciler.cli_gitops import parse_duration
+
+    with pytest.raises(click.BadParameter):
+        parse_duration(text)
+
+
+def test_annotations_escape_what_github_would_misread() -> None:
+    from reconciler.cli_gitops import github_annotations
+    from reconciler.errors import Diagnostic
+    from reconciler.model import SourceRef
+
+    diag = Diagnostic("error", "50% of it,\nreally", SourceRef("clusters/a,b:c.yaml", 3, 7), "k")
+    assert github_annotations([diag], [], "infra") == [
+        "::error file=infra/clusters/a%2Cb%3Ac.yaml,line=3::50%25 of it,%0Areally [k]"]
+
+
+def test_a_token_in_a_repo_url_is_never_shown() -> None:
+    from reconciler.gitops.remote import mirror_path, redact
+
+    assert redact("https://x-access-token:s3cr3t@github.com/acme/kafka.git") == "https://***@github.com/acme/kafka.git"
+    assert redact("git@github.com:acme/kafka.git") == "git@github.com:acme/kafka.git"
+    assert "s3cr3t" not in str(mirror_path(Path("/c"), "https://t:s3cr3t@github.com/acme/kafka.git"))
+
+
+def test_listeners_that_differ_between_brokers_stay_per_broker() -> None:
+    from reconciler.importer.listeners import compile_listeners
+
+    brokers = {1: {"listeners": "A://:1", "listener.security.protocol.map": "A:PLAINTEXT"},
+               2: {"listeners": "A://:1,B://:2", "listener.security.protocol.map": "A:PLAINTEXT,B:SSL"}}
+    compiled = compile_listeners(brokers, lambda v: False, lambda k: False, lambda v: {"encoded": v})
+    assert compiled.document is None and compiled.remaining == brokers and compiled.notes
+
+
+def test_listener_configs_shared_only_when_equal_everywhere() -> None:
+    from reconciler.importer.listeners import compile_listeners
+
+    common = {"listeners": "EXT://:9094", "listener.security.protocol.map": "EXT:SSL",
+              "listener.name.ext.ssl.keystore.location": "/ks.jks"}
+    brokers = {1: {**common, "listener.name.ext.ssl.keystore.type": "JKS", "num.io.threads": "8"},
+               2: {**common, "listener.name.ext.ssl.keystore.type": "PKCS12"}}
+    compiled = compile_listeners(brokers, lambda v: False, lambda k: False, lambda v: {"encoded": v})
+    assert compiled.document is not None
+    assert compiled.document["spec"]["listenerConfigs"] == {"EXT": {"ssl.keystore.location": "/ks.jks"}}
+    assert compiled.remaining == {1: {"listener.name.ext.ssl.keystore.type": "JKS", "num.io.threads": "8"},
+                                  2: {"listener.name.ext.ssl.keystore.type": "PKCS12"}}
+
+
+def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
+    zk_repo: git.Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The impact job runs as `reconciler impact` in a subprocess (Spark): stubbed here, its contract checked."""
+    import subprocess
+
+    import click
+
+    from reconciler import cli_gitops
+    from reconciler.cli import main
+
+    calls: list[list[str]] = []
+
+    def fake_run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        return subprocess.CompletedProcess(args, 0, "**3 clusters, 120 topics affected**\n", "")
+
+    if "impact" not in main.commands:
+        monkeypatch.setitem(main.commands, "impact", click.Command("impact"))
+    monkeypatch.setattr(cli_gitops.subprocess, "run", fake_run)
+    root = Path(zk_repo.working_tree_dir or ".")
+    branch(zk_repo)
+    commit(zk_repo, "orders: 6 partitions", {"clusters/a/topics.yaml": topics_yaml(partitions=6)})
+    code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown",
+                            "--inventory", str(tmp_path / "inventory"))
+    assert code == 0, err
+    assert calls and calls[0][3:] == ["--repo", str(root), "impact", "--git-base", "main", "--inventory",
+                                      str(tmp_path / "inventory"), "--format", "markdown"]
+    assert "### Fleet impact\n\n**3 clusters, 120 topics affected**" in out

@@ -1,0 +1,144 @@
+"""Hostile manifests through the real command line (`validate` and `plan` in a subprocess): every one is
+refused quickly, with bounded memory (the process's own peak RSS), and a clear error naming the file; the
+loader's own unit tests are in tests/unit/test_load.py.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reconciler.manifests.load import MAX_EVENTS, MAX_FILE_BYTES
+from tests.integration.reliability import cli, write_repo
+
+MAX_SECONDS = 10  # a safety net, not a benchmark: each is refused in about a second or less
+MAX_RSS_MB = 500
+
+
+def alias_bomb() -> bytes:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 30)]  # 9**30 if expanded
+    return ("\n".join(lines) + "\n").encode()
+
+
+def alias_bomb_in_manifest() -> bytes:
+    """Aliases where a real document has values: a 1 MiB anchored string referenced 100,000 times."""
+    refs = ", ".join(["*big"] * 100_000)
+    return (
+        "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n"
+        f"    log.retention.ms: &big \"{'9' * (1 << 20)}\"\n    listeners: [{refs}]\n"
+    ).encode()
+
+
+def deep_flow() -> bytes:
+    return b"[" * 1_000_000 + b"]" * 1_000_000
+
+
+def deep_block() -> bytes:
+    return "".join("  " * i + f"k{i}:\n" for i in range(3000)).encode()
+
+
+def deep_mixed() -> bytes:
+    return b"spec: " + b"{a: [" * 200_000 + b"]}" * 200_000 + b"\n"
+
+
+def huge() -> bytes:
+    line = b"# " + b"x" * 1021 + b"\n"
+    return line * (MAX_FILE_BYTES // len(line) + 2)
+
+
+def many_nodes() -> bytes:
+    """Under the byte limit, but millions of nodes: bounded by the node limit, not by the bytes."""
+    return b"- a\n" * (15 * 1024 * 1024 // 4)
+
+
+def many_documents() -> bytes:
+    return b"---\n" * (15 * 1024 * 1024 // 4)
+
+
+def binary_garbage() -> bytes:
+    return random.Random(8).randbytes(1 << 20)
+
+
+def executable() -> bytes:
+    return Path(sys.executable).resolve().read_bytes()[: 4 << 20]
+
+
+def invalid_utf8() -> bytes:
+    return b"apiVersion: reconciler/v1\nkind: Topics\nmeta: {}\nspec:\n  topics:\n    caf\xc3\x28: {}\n"
+
+
+def utf16() -> bytes:
+    return "\ufeffapiVersion: reconciler/v1\nkind: Topics\n".encode("utf-16-le")
+
+
+def nul_bytes() -> bytes:
+    return b"apiVersion: reconciler/v1\nkind: Topics\nmeta: {}\nspec:\n  topics:\n    a\x00b: {}\n"
+
+
+CASES: dict[str, tuple[Callable[[], bytes], str]] = {
+    "alias-bomb": (alias_bomb, "anchors (&a0) are not allowed"),
+    "alias-bomb-in-manifest": (alias_bomb_in_manifest, "anchors (&big) are not allowed"),
+    "deep-flow": (deep_flow, "nested deeper than 64 levels"),
+    "deep-block": (deep_block, "nested deeper than 64 levels"),
+    "deep-mixed": (deep_mixed, "nested deeper than 64 levels"),
+    "huge": (huge, f"over the limit of {MAX_FILE_BYTES} bytes"),
+    "many-nodes": (many_nodes, f"more than {MAX_EVENTS} YAML nodes"),
+    "many-documents": (many_documents, f"more than {MAX_EVENTS} YAML nodes"),
+    "binary-garbage": (binary_garbage, "not valid UTF-8"),
+    "executable": (executable, "NUL byte"),
+    "invalid-utf8": (invalid_utf8, "6:8: error: not valid UTF-8 (byte 0xc3)"),
+    "utf16": (utf16, "not valid UTF-8 (byte 0xff)"),
+    "nul": (nul_bytes, "6:6: error: file contains a NUL byte"),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each hostile file generated once (some are 16 MiB)."""
+    directory = tmp_path_factory.mktemp("hostile")
+    out = {}
+    for name, (make, _) in CASES.items():
+        out[name] = directory / f"{name}.bin"
+        out[name].write_bytes(make())
+    return out
+
+
+@pytest.mark.parametrize("command", ["validate", "plan"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_manifest_is_refused_quickly_with_bounded_memory(
+    case: str, command: str, hostile_files: dict[str, Path], tmp_path: Path, zk_connect: str
+) -> None:
+    repo = write_repo(tmp_path, zk_connect, topics={"orders": {"retention.ms": "1000"}})
+    evil = repo / "clusters" / "c1" / "evil.yaml"
+    evil.symlink_to(hostile_files[case])  # the loader opens it like any file (and it saves copying 16 MiB)
+    run = cli(repo, command, timeout=60)
+    assert run.code == 1, run
+    expected = CASES[case][1]
+    assert f"clusters/c1/evil.yaml:" in run.stderr and expected in run.stderr, run
+    last = run.stderr.rstrip().splitlines()[-1]
+    assert re.fullmatch(r"invalid: \d+ error\(s\), 0 warning\(s\)" if command == "validate"
+                        else r"error: \d+ validation error\(s\)", last), run
+    assert "Traceback" not in run.stderr and run.stdout == "", run
+    assert run.seconds < MAX_SECONDS, run
+    assert 0 < run.max_rss_mb < MAX_RSS_MB, run
+
+
+def test_hostile_cluster_file_is_refused_before_connecting(
+    hostile_files: dict[str, Path], tmp_path: Path
+) -> None:
+    """The Cluster document itself is the bomb: nothing is known about the cluster, nothing is contacted."""
+    repo = write_repo(tmp_path, "127.0.0.1:1/never")
+    cluster = repo / "clusters" / "c1" / "cluster.yaml"
+    cluster.unlink()
+    cluster.write_bytes(hostile_files["alias-bomb"].read_bytes())
+    for args in (["validate"], ["plan"], ["apply", "--auto-approve"]):
+        run = cli(repo, *args, timeout=60)
+        assert run.code == 1, run
+        assert "clusters/c1/cluster.yaml:1:5: error: anchors (&a0) are not allowed" in run.stderr, run
+        assert "ZooKeeper" not in run.stderr and run.seconds < MAX_SECONDS, run
