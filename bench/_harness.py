@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,28 +59,61 @@ def local_zookeeper(directory: Path) -> Iterator[int]:
             print(f"warning: local-zookeeper.sh stop failed:\n{result.stderr}", file=sys.stderr)
 
 
-def time_process(args: Sequence[str], *, ok: Sequence[int] = (0,), cwd: Path | None = None) -> float:
-    """Wall time of one whole subprocess (stdout discarded); exits the bench if it fails."""
+@dataclass
+class Timing:
+    """Whole-process wall and CPU (user + system, children included) seconds of each run."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall)
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def time_process(args: Sequence[str], *, ok: Sequence[int] = (0,)) -> tuple[float, float]:
+    """(wall, CPU) seconds of one whole subprocess (stdout discarded); exits the bench if it fails."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     # Bytecode cached as an installed package has it (pip compiles at install), but outside the checkout.
     env.update(NO_COLOR="1", PYTHONPYCACHEPREFIX=str(PYCACHE))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(
-        list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd, check=False
+        list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, check=False
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in ok:
         sys.exit(f"{' '.join(map(str, args))} exited {result.returncode}:\n{result.stderr[-4000:]}")
-    return elapsed
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return elapsed, cpu
 
 
-def median_runs(label: str, args: Sequence[str], runs: int, **kwargs: object) -> float:
-    """Median wall time of `runs` runs (after one unmeasured warm-up run: .pyc files, page cache)."""
-    time_process(args, **kwargs)  # type: ignore[arg-type]
-    times = [time_process(args, **kwargs) for _ in range(runs)]  # type: ignore[arg-type]
-    shown = ", ".join(f"{t:.3f}" for t in times)
-    print(f"  {label:<34} median {statistics.median(times):7.3f} s   runs: {shown}", flush=True)
-    return statistics.median(times)
+def measure(commands: Mapping[str, Sequence[str]], runs: int) -> dict[str, Timing]:
+    """Each command once unmeasured (bytecode, page cache), then `runs` rounds of all of them in turn, so
+    that a busy moment of the machine hits every command alike."""
+    for args in commands.values():
+        time_process(args)
+    timings = {label: Timing() for label in commands}
+    for round_ in range(runs):
+        for label, args in commands.items():
+            wall, cpu = time_process(args)
+            timings[label].wall.append(wall)
+            timings[label].cpu.append(cpu)
+            print(f"  run {round_ + 1}/{runs}  {label:<34} {wall:7.3f} s wall  {cpu:7.3f} s CPU", flush=True)
+    return timings
+
+
+def load_average() -> str:
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} (1 min), {five:.2f} (5 min)"
 
 
 def machine() -> str:
@@ -93,9 +128,10 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
-def table(rows: Sequence[tuple[str, float]], reference: float) -> None:
-    """Rows of (label, seconds), each with its ratio to `reference`."""
+def table(rows: Sequence[tuple[str, Timing]], reference: Timing, name: str) -> None:
+    """Rows of (label, timing): median wall and CPU seconds, and the wall ratio to `reference`."""
     width = max(len(label) for label, _ in rows)
-    print(f"  {'':<{width}}  {'median s':>9}  {'x plan':>7}")
-    for label, seconds in rows:
-        print(f"  {label:<{width}}  {seconds:9.3f}  {seconds / reference:7.2f}")
+    print(f"  {'':<{width}}  {'wall s':>8}  {'CPU s':>7}  {'wall / ' + name:>12}")
+    for label, timing in rows:
+        ratio = timing.median / reference.median
+        print(f"  {label:<{width}}  {timing.median:8.3f}  {timing.median_cpu:7.3f}  {ratio:12.2f}")

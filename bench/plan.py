@@ -22,12 +22,10 @@ Targets (SPEC section 9): plan <= 1.5x the floor and >= 5x faster than one-at-a-
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-from _harness import RECONCILER, machine, median_runs, table
-from _harness import PYTHON, local_zookeeper
+from _harness import PYTHON, RECONCILER, load_average, local_zookeeper, machine, measure, table
 from kazoo.client import KazooClient
 
 from reconciler.model import BrokerRegistration, EntityRef
@@ -209,6 +207,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    print(f"machine: {machine()}; load average at start: {load_average()}")
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
         root = Path(tmp)
         with local_zookeeper(root / "zookeeper") as port:
@@ -217,25 +216,36 @@ def main() -> None:
             floor_script = root / "floor.py"
             floor_script.write_text(FLOOR % {"listed": LISTED}, encoding="utf-8")
             size = sum(f.stat().st_size for f in files)
-            print(f"machine: {machine()}")
             print(f"cluster: {args.topics} topics, {znodes} znodes read, ZooKeeper 127.0.0.1:{port}{CHROOT}; "
                   f"manifests: {len(files)} files, {size / 1e6:.1f} MB")
-            plan_cmd = [str(RECONCILER), "--repo", str(root / "repo"), "plan"]
             floor = [str(PYTHON), str(floor_script)]
             where = [f"127.0.0.1:{port}", CHROOT, *map(str, files)]
-            plan = median_runs("reconciler plan", plan_cmd, args.runs)
-            raw = median_runs("floor (pipelined async gets)", [*floor, "pipelined", *where], args.runs)
-            sync = median_runs("one-at-a-time (sync gets)", [*floor, "sync", *where], args.runs)
-            multi = median_runs("floor, multiRead (informative)", [*floor, "multiread", *where], args.runs)
+            timings = measure(
+                {
+                    PLAN: [str(RECONCILER), "--repo", str(root / "repo"), "plan"],
+                    FLOOR_ROW: [*floor, "pipelined", *where],
+                    SYNC_ROW: [*floor, "sync", *where],
+                    MULTI_ROW: [*floor, "multiread", *where],
+                },
+                args.runs,
+            )
+    print(f"load average at end: {load_average()}")
     print()
-    table([("reconciler plan", plan), ("floor: pipelined async gets + C parse", raw),
-           ("one-at-a-time gets + C parse", sync), ("floor with multiRead (informative)", multi)], plan)
+    plan, raw, sync, multi = (timings[k] for k in (PLAN, FLOOR_ROW, SYNC_ROW, MULTI_ROW))
+    table([(label, timing) for label, timing in timings.items()], plan, "plan")
     print()
-    ok_floor, ok_sync = plan <= 1.5 * raw, sync >= 5 * plan
-    print(f"plan / floor          = {plan / raw:5.2f}x  (target <= 1.5x)  {'met' if ok_floor else 'NOT MET'}")
-    print(f"one-at-a-time / plan  = {sync / plan:5.2f}x  (target >= 5x)   {'met' if ok_sync else 'NOT MET'}")
-    print(f"plan / multiRead floor = {plan / multi:5.2f}x  (informative)")
-    sys.exit(0)
+    ok_floor, ok_sync = plan.median <= 1.5 * raw.median, sync.median >= 5 * plan.median
+    print(f"plan / floor           = {plan.median / raw.median:5.2f}x  (target <= 1.5x)  "
+          f"{'met' if ok_floor else 'NOT MET'}")
+    print(f"one-at-a-time / plan   = {sync.median / plan.median:5.2f}x  (target >= 5x)   "
+          f"{'met' if ok_sync else 'NOT MET'}")
+    print(f"plan / multiRead floor = {plan.median / multi.median:5.2f}x  (informative)")
+
+
+PLAN = "reconciler plan"
+FLOOR_ROW = "floor: async gets + C parse"
+SYNC_ROW = "one-at-a-time gets + C parse"
+MULTI_ROW = "floor with multiRead (info)"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _harness import PYTHON, RECONCILER, machine, median_runs
+from _harness import PYTHON, RECONCILER, load_average, machine, measure, table
 
 ENVS = (("prod", 0.5), ("staging", 0.3), ("dev", 0.2))
 REGIONS = ("eu-west-1", "eu-central-1", "us-east-1", "us-west-2", "ap-south-1")
@@ -141,7 +141,8 @@ def cluster_files(index: int, rng: random.Random) -> dict[str, str]:
     files["listeners.yaml"] = "\n".join(lines) + "\n"
     quota = ["apiVersion: reconciler/v1", "kind: Quotas", "meta: {}", "spec:", "  clients:",
              "    default: {producer_byte_rate: 1048576, consumer_byte_rate: 2097152}"]
-    quota += [f"    app-{c}: {{producer_byte_rate: {rng.choice((2097152, 4194304))}}}" for c in range(rng.randint(3, 12))]
+    quota += [f"    app-{c}: {{producer_byte_rate: {rng.choice((2097152, 4194304))}}}"
+              for c in range(rng.randint(3, 12))]
     quota += ["  users:", '    "User:CN=svc-reporting": {request_percentage: 50}',
               "    default: {controller_mutation_rate: 10}", "  userClients:",
               '    "User:CN=svc-reporting": {reporting-app: {consumer_byte_rate: 8388608}}',
@@ -204,31 +205,43 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
     args = parser.parse_args()
+    print(f"machine: {machine()}; load average at start: {load_average()}")
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         repo = args.keep or Path(tmp)
-        marker = repo / ".fleet-generated"
-        if args.keep is None or not marker.is_file() or marker.read_text() != str(args.clusters):
-            files, size, topics = generate(repo, args.clusters)
-            marker.write_text(str(args.clusters))
-            (repo / ".fleet-stats").write_text(json.dumps([files, size, topics]))
-        files, size, topics = json.loads((repo / ".fleet-stats").read_text())
-        print(f"machine: {machine()}")
+        stats = repo / ".fleet-stats"
+        if args.keep is None or not stats.is_file() or json.loads(stats.read_text())[0] != args.clusters:
+            stats.parent.mkdir(parents=True, exist_ok=True)
+            stats.write_text(json.dumps([args.clusters, *generate(repo, args.clusters)]))
+        _, files, size, topics = json.loads(stats.read_text())
         print(f"fleet: {args.clusters} clusters, {files} files, {size / 1e6:.1f} MB, {topics} topics")
-        validate = median_runs("reconciler validate", [str(RECONCILER), "--repo", str(repo), "validate"], args.runs)
-        bare = median_runs("python -c pass", [str(PYTHON), "-c", "pass"], args.runs)
         one = sorted(p.name for p in (repo / "clusters").iterdir() if p.is_dir())[0]
-        single = median_runs(f"reconciler validate {one}", [str(RECONCILER), "--repo", str(repo), "validate", one],
-                             args.runs)
+        validate = [str(RECONCILER), "--repo", str(repo), "validate"]
+        timings = measure(
+            {
+                VALIDATE: validate,
+                f"{VALIDATE} --jobs 1": [*validate, "--jobs", "1"],
+                f"{VALIDATE} <one cluster>": [*validate, one],
+                "python -c pass": [str(PYTHON), "-c", "pass"],
+            },
+            args.runs,
+        )
         checked = import_check(repo, [])
+    print(f"load average at end: {load_average()}")
     print()
-    print(f"validate of {args.clusters} clusters: {validate:.2f} s (target < 10 s: "
-          f"{'met' if validate < 10 else 'NOT MET'}); {validate / args.clusters * 1000:.1f} ms per cluster, "
-          f"{topics / (validate - bare):,.0f} topics/s; interpreter start {bare:.3f} s; one cluster {single:.3f} s")
+    table(list(timings.items()), timings[VALIDATE], "validate")
+    print()
+    wall = timings[VALIDATE].median
+    print(f"validate of {args.clusters} clusters: {wall:.2f} s wall (target < 10 s: "
+          f"{'met' if wall < 10 else 'NOT MET'}), {timings[VALIDATE].median_cpu:.2f} s CPU; "
+          f"{topics / wall:,.0f} topics/s")
     heavy = checked["heavy"]
     print(f"validate imported {checked['modules']} modules; pyspark/kazoo/git/cryptography among them: "
           f"{', '.join(heavy) if isinstance(heavy, list) and heavy else 'none'} (exit {checked['exit']})")
     if checked["exit"] != 0 or heavy:
         sys.exit(1)
+
+
+VALIDATE = "reconciler validate"
 
 
 if __name__ == "__main__":

@@ -136,9 +136,11 @@ def write_meta(out: Path, clusters: Iterable[str], source: str, has_sizes: bool)
 
 def write_tables(spark: SparkSession, rows: Rows, out: Path) -> None:
     """Write row lists as Parquet tables (one file each: snapshots are small next to Spark's overhead)."""
+    from reconciler.impact.frames import local_df
+
     out.mkdir(parents=True, exist_ok=True)
     for name, data in rows.items():
-        df = spark.createDataFrame(data, SCHEMAS[name])
+        df = local_df(spark, data, SCHEMAS[name])
         df.coalesce(1).write.mode("overwrite").parquet(str(out / name))
 
 
@@ -149,6 +151,7 @@ def read_sizes_csv(spark: SparkSession, path: Path) -> DataFrame:
 
 def read_inventory(spark: SparkSession, directory: Path) -> Inventory:
     from reconciler.errors import ReconcilerError
+    from reconciler.impact.frames import local_df
 
     missing = [t for t in REQUIRED if not (directory / t).exists()]
     if missing:
@@ -156,7 +159,7 @@ def read_inventory(spark: SparkSession, directory: Path) -> Inventory:
 
     def table(name: str) -> DataFrame:
         if not (directory / name).exists():
-            return spark.createDataFrame([], SCHEMAS[name])
+            return local_df(spark, [], SCHEMAS[name])
         return spark.read.schema(SCHEMAS[name]).parquet(str(directory / name))
 
     sizes = table("sizes") if (directory / "sizes").exists() else None

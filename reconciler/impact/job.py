@@ -28,6 +28,7 @@ from reconciler.impact.afterstate import (
     TOPIC_SCHEMA,
     AfterRows,
 )
+from reconciler.impact.frames import local_df
 from reconciler.impact.inventory import Inventory
 from reconciler.impact.layers import ENTITY_COLS, after_entities, broker_effective, same
 from reconciler.impact.riskexpr import applicable, with_risk, with_rules
@@ -83,10 +84,10 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     )
     configs = _only(inv.configs, clusters)
     partitions = _only(inv.partitions, clusters)
-    desired = spark.createDataFrame(after.configs, CONFIG_SCHEMA)
-    declared = spark.createDataFrame(after.declared, DECLARED_SCHEMA)
-    policy = spark.createDataFrame(after.policies, POLICY_SCHEMA)
-    static_a = spark.createDataFrame(after.static, STATIC_SCHEMA)
+    desired = local_df(spark, after.configs, CONFIG_SCHEMA)
+    declared = local_df(spark, after.declared, DECLARED_SCHEMA)
+    policy = local_df(spark, after.policies, POLICY_SCHEMA)
+    static_a = local_df(spark, after.static, STATIC_SCHEMA)
     decl_b = declared.filter(F.col("entity_type") == "brokers")
     decl_t = declared.filter(F.col("entity_type") == "topics").select("cluster", "entity")
 
@@ -127,11 +128,11 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
 
     # candidates: every topic x every key changed at the broker side, plus changed overrides elsewhere
     if full:
-        covered = spark.createDataFrame([(k,) for k in K.topic_keys()], "key STRING")
+        covered = local_df(spark, [(k,) for k in K.topic_keys()], "key STRING")
         c1 = topics.crossJoin(F.broadcast(covered))
         c2 = d.join(F.broadcast(covered), "key", "left_anti")
     else:
-        covered = spark.createDataFrame(changed_ck, "cluster STRING, key STRING")
+        covered = local_df(spark, changed_ck, "cluster STRING, key STRING")
         c1 = topics.join(F.broadcast(covered), "cluster")
         c2 = d.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
     decl_flag = decl_t.select("cluster", F.col("entity").alias("topic"), F.lit(True).alias("_decl"))
@@ -145,7 +146,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         .withColumn("src", F.lit("broker"))
     )
     c2 = c2.join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override"))
-    info = spark.createDataFrame(list(K.key_rows()), K.KEY_SCHEMA).select(
+    info = local_df(spark, list(K.key_rows()), K.KEY_SCHEMA).select(
         F.col("target").alias("key"), "default_value"
     )
     cand = (
@@ -208,7 +209,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         )
         .distinct()
     )
-    topic_decl = spark.createDataFrame(after.topics, TOPIC_SCHEMA)
+    topic_decl = local_df(spark, after.topics, TOPIC_SCHEMA)
     return Changes(topic_rows, broker_rows.cache(), hits.cache(), topics, brokers,
                    _only(inv.sizes, clusters) if inv.sizes is not None else None, topic_decl, clusters)
 

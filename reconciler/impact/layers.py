@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.impact import keys as K
+from reconciler.impact.frames import local_df
 from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS
 
 if TYPE_CHECKING:
@@ -72,8 +73,8 @@ def broker_effective(spark: SparkSession, brokers: DataFrame, before: tuple[Data
     """(cluster, broker, key, is_topic, broker_key, vb, va, changed) from (dynamic, static) of each side."""
     from pyspark.sql import functions as F
 
-    syn = F.broadcast(spark.createDataFrame(list(K.synonym_rows()), K.SYNONYM_SCHEMA))
-    info = F.broadcast(spark.createDataFrame(list(K.key_rows()), K.KEY_SCHEMA))
+    syn = F.broadcast(local_df(spark, list(K.synonym_rows()), K.SYNONYM_SCHEMA))
+    info = F.broadcast(local_df(spark, list(K.key_rows()), K.KEY_SCHEMA))
     rows = _layers("b", *before).unionByName(_layers("a", *after))
     rows = rows.join(syn, rows["key"] == syn["broker_key"], "left").select(
         "cluster", "scope", "layer", "side",

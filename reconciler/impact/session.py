@@ -24,6 +24,8 @@ EXECUTOR_MEMORY = os.environ.get("RECONCILER_SPARK_EXECUTOR_MEMORY", "1g")
 
 
 def _shuffle_partitions(master: str) -> int:
+    if os.environ.get("RECONCILER_SPARK_PARTITIONS"):
+        return int(os.environ["RECONCILER_SPARK_PARTITIONS"])
     if master.startswith("local"):
         return max(4, 2 * (os.cpu_count() or 2))
     return 16
@@ -45,7 +47,8 @@ def settings(master: str) -> dict[str, str]:
         # the job's tables are small next to what a broadcast can hold; keep Spark from guessing otherwise
         "spark.sql.autoBroadcastJoinThreshold": str(64 * 1024 * 1024),
         "spark.sql.parquet.compression.codec": "snappy",
-    }
+    } | ({"spark.eventLog.enabled": "true", "spark.eventLog.dir": os.environ["RECONCILER_SPARK_EVENTLOG"]}
+         if os.environ.get("RECONCILER_SPARK_EVENTLOG") else {})
 
 
 def _classic(master: str) -> SparkSession:

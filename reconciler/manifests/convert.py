@@ -54,13 +54,42 @@ def layer_config(
 
     `null` removes an inherited key; with nothing inherited to remove it is an error.
     """
+    result = inherited_config(inherited, lookup)
+    overlay_config(result, own, mark, lookup, diags, what)
+    return result
+
+
+def inherited_config(inherited: Mapping[str, Layered], lookup: KeyLookup) -> dict[str, DesiredValue]:
+    """The inherited layer alone (the same for every topic of a document: convert it once, copy it)."""
     result: dict[str, DesiredValue] = {}
     for key, layered in inherited.items():
         value = convert(layered.raw, key, lookup, layered.source)
         if isinstance(value, DesiredValue):
             result[key] = value
+    return result
+
+
+def overlay_config(
+    result: dict[str, DesiredValue],
+    own: Mapping[str, Any] | None,
+    mark: Callable[[str], SourceRef],
+    lookup: KeyLookup,
+    diags: list[Diagnostic],
+    what: str,
+    cache: dict[tuple[str, type, Any], str] | None = None,
+) -> None:
+    """`layer_config`'s second step, in place. `cache`: canonical strings by (key, type, raw scalar), for
+    callers whose `lookup` stays the same across calls (the topics of one cluster repeat few values)."""
     for key, raw in (own or {}).items():
         source = mark(key)
+        kind = type(raw)
+        if cache is not None and kind in _CACHEABLE:
+            memo = (key, kind, raw)  # the type too: True == 1 == 1.0, but "true", "1" and "1.0" differ
+            text = cache.get(memo)
+            if text is None:
+                text = cache[memo] = canonical(lookup(key), to_kafka_string(raw))
+            result[key] = DesiredValue(text, source)
+            continue
         value = convert(raw, key, lookup, source)
         if isinstance(value, DesiredValue):
             result[key] = value
@@ -76,7 +105,9 @@ def layer_config(
                     key,
                 )
             )
-    return result
+
+
+_CACHEABLE = frozenset({str, int, float, bool})  # scalars convert() turns into canonical(lookup(key), ...)
 
 
 def marker(doc: Document, *path: str | int) -> Callable[[str], SourceRef]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from reconciler.catalog import Catalog
+from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
-from reconciler.manifests.convert import layer_config, marker
+from reconciler.manifests.convert import inherited_config, layer_config, marker, overlay_config
 from reconciler.manifests.fleet import FleetLayer, Layered
 from reconciler.manifests.load import Document
 from reconciler.model import (
@@ -149,6 +149,11 @@ def build_topics(
     documents: Sequence[Document], fleet: FleetLayer, catalog: Catalog, version: str, diags: list[Diagnostic]
 ) -> dict[str, DesiredTopic]:
     topics: dict[str, DesiredTopic] = {}
+
+    def lookup(key: str) -> ConfigKey | None:
+        return catalog.topic(key, version)
+
+    cache: dict[tuple[str, type, Any], str] = {}  # canonical values (topics repeat a few values many times)
     for doc in _of_kind(documents, "Topics"):
         spec = doc.data["spec"]
         defaults = spec.get("defaults") or {}
@@ -156,6 +161,7 @@ def build_topics(
         settings = {k: v.raw for k, v in fleet.topic_settings.items()} | {
             k: v for k, v in defaults.items() if k != "config"
         }
+        base = inherited_config(inherited, lookup)
         for name, entry in spec["topics"].items():
             path = ("spec", "topics", name)
             source = doc.mark(path)
@@ -167,9 +173,10 @@ def build_topics(
                 )
                 continue
             entry = entry or {}
-            config = layer_config(
-                inherited, entry.get("config") or {}, marker(doc, *path, "config"),
-                lambda k: catalog.topic(k, version), diags, f"topic {name}",
+            config = dict(base)
+            overlay_config(
+                config, entry.get("config") or {}, marker(doc, *path, "config"), lookup, diags, f"topic {name}",
+                cache,
             )
             partitions = entry.get("partitions", settings.get("partitions"))
             rf = entry.get("replicationFactor", settings.get("replicationFactor"))

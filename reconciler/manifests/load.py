@@ -30,6 +30,7 @@ MAX_DEPTH = 64
 # million nodes, ~25 s and ~900 MB to read. 500,000 events take ~2 s and ~150 MB and allow ~40,000 topics
 # with their configs in one file (a 10,000-topic Topics manifest is ~120,000 events).
 MAX_EVENTS = 500_000
+MAX_ERRORS = 100  # per file: 100,000 aliases are 100,000 errors, which nobody reads (and take seconds to print)
 
 YamlPath = tuple[str | int, ...]
 
@@ -66,6 +67,8 @@ class Document:
     def mark(self, path: Sequence[str | int]) -> SourceRef:
         """Position of `path`, or of its nearest ancestor that has one."""
         key = tuple(path)
+        if type(self.marks) is _Marks:  # the loader's own (hot: every config value asks for its line)
+            return self.marks.nearest(key) or SourceRef(self.file, 1, 1)
         while key and key not in self.marks:
             key = key[:-1]
         return self.marks.get(key) or SourceRef(self.file, 1, 1)
@@ -111,6 +114,14 @@ class _Marks(Mapping[YamlPath, SourceRef]):
         mark = self._raw[path]
         return SourceRef(self._file, mark.line + 1, mark.column + 1)
 
+    def nearest(self, path: YamlPath) -> SourceRef | None:
+        """`Document.mark` without the Mapping protocol's calls: `path` or its nearest recorded ancestor."""
+        raw = self._raw
+        while path and path not in raw:
+            path = path[:-1]
+        mark = raw.get(path)
+        return None if mark is None else SourceRef(self._file, mark.line + 1, mark.column + 1)
+
     def __contains__(self, path: object) -> bool:
         return path in self._raw
 
@@ -130,6 +141,10 @@ def _child(frame: list[Any]) -> YamlPath:
     return (*path, pending if type(container) is dict else len(container))
 
 
+class _StopReading(Exception):
+    """The file is refused as a whole (too deep, too many nodes or errors); the reason is already reported."""
+
+
 class _Reader:
     """Turns one file's event stream into Documents; collects every problem it can see.
 
@@ -143,6 +158,10 @@ class _Reader:
 
     def error(self, message: str, line: int = 1, col: int = 1, key: str | None = None) -> None:
         self.diags.append(Diagnostic("error", message, SourceRef(self.file, line, col), key))
+        if len(self.diags) >= MAX_ERRORS:
+            self.diags.append(Diagnostic("error", f"{MAX_ERRORS} errors: stopped reading this file",
+                                         SourceRef(self.file, line, col)))
+            raise _StopReading()
 
     def error_at(self, message: str, text: str, offset: int) -> None:
         line_start = text.rfind("\n", 0, offset) + 1
@@ -198,8 +217,10 @@ class _Reader:
         if tag is not None and tag not in _COLLECTION_TAGS:
             self.error(f"tag {_tag_name(tag)} is not allowed here", line, col, name)
         if depth >= MAX_DEPTH:
+            # the rest of the file is not read: libyaml's scanner costs O(depth) per token beyond this point,
+            # so a million `[` would take hours
             self.error(f"nested deeper than {MAX_DEPTH} levels", line, col, name)
-            return None, True
+            raise _StopReading()
         return ({} if kind is yaml.MappingStartEvent else []), False
 
     def read(self, text: str) -> list[Document]:
@@ -222,10 +243,9 @@ class _Reader:
             while (event := loader.get_event()) is not None:
                 budget -= 1
                 if budget < 0:
-                    line = event.start_mark.line + 1
-                    self.error(f"more than {MAX_EVENTS} YAML nodes (at line {line}); split it into several "
-                               "files")
-                    return []
+                    self.error(f"more than {MAX_EVENTS} YAML nodes; split the file into several",
+                               event.start_mark.line + 1, event.start_mark.column + 1)
+                    raise _StopReading()
                 kind = type(event)
                 if skip:  # inside a refused collection (too deep, or a complex key): only track its end
                     skip += 1 if kind in _START else -1 if kind in _END else 0
@@ -296,6 +316,8 @@ class _Reader:
                     if not empty_root:  # a document with no content (`---` alone, comments) is skipped
                         docs.append(Document(file, index, root, _Marks(file, marks)))
                     empty_root = False
+        except _StopReading:  # the problem is reported; nothing of this file is used
+            return []
         except yaml.MarkedYAMLError as exc:
             self.error(*_describe(exc, text))
         except yaml.YAMLError as exc:  # e.g. a reader error on a control character
@@ -354,7 +376,11 @@ def load_text(text: str | bytes, file: str) -> tuple[list[Document], list[Diagno
         )
         reader.error_at(f"file contains {what}; manifests must be YAML text", text, bad.start())
         return [], reader.diags
-    return reader.read(text.removeprefix("\ufeff")), reader.diags
+    try:
+        docs = reader.read(text.removeprefix("\ufeff"))
+    except _StopReading:  # the 100th error was the parser's own
+        docs = []
+    return docs, reader.diags
 
 
 def load_file(path: Path, display: str | None = None) -> tuple[list[Document], list[Diagnostic]]:

@@ -146,8 +146,8 @@ class _Node:
 
     __slots__ = (
         "allowed", "branches", "closed", "extra", "items", "max_props", "min_items", "min_length",
-        "min_props", "minimum", "minimum_excl", "names", "props", "required", "schema", "search", "shallow",
-        "types", "unique",
+        "min_props", "minimum", "minimum_excl", "names", "only_types", "props", "required", "schema", "search",
+        "shallow", "types", "unique",
     )  # fmt: skip
 
     def __init__(self, schema: Any) -> None:
@@ -156,6 +156,8 @@ class _Node:
         self.schema, get = schema, schema.get
         names: list[str] = [schema["type"]] if isinstance(get("type"), str) else get("type", [])
         self.types = tuple(t for name in names for t in _PY_TYPES[name]) if "type" in schema else None
+        # A node that only says "one of these types" (most leaves: config values, counts) checks in one step.
+        self.only_types = frozenset(self.types) if self.types and set(schema) <= _ANNOTATIONS | {"type"} else None
         self.allowed = get("enum", [get("const")]) if "enum" in schema or "const" in schema else None
         if self.allowed is not None and not all(type(v) in _SCALARS for v in self.allowed):
             raise _Uncompilable(self.allowed)
@@ -208,9 +210,16 @@ class _Node:
                 return False
         elif kind is list and (len(x) < self.min_items or (self.unique and not _unique(x))):
             return False
-        return not self.branches or any(branch.check(x) for branch in self.branches)
+        if not self.branches:
+            return True
+        for branch in self.branches:
+            if branch.check(x):
+                return True
+        return False
 
     def check(self, x: Any) -> bool:
+        if self.only_types is not None:
+            return type(x) in self.only_types
         if not self.own(x):
             return False
         if type(x) is dict:

@@ -44,15 +44,25 @@ def _dumps(obj: object) -> bytes:
 _decode_json = json.JSONDecoder().decode  # what json.loads uses without keyword arguments
 
 
+# A lone UTF-16 surrogate, escaped (`\ud800`) or as raw bytes (which json's "surrogatepass" lets through)
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf]")
+
+
 def _loads(data: bytes | None, znode: str) -> Any:
     if not data:
         raise LiveStateError(f"znode {znode}: empty data where Kafka writes JSON")
-    try:
-        if data[0] == 0x7B and len(data) > 1 and data[1]:  # "{" then not NUL: json.loads would pick UTF-8
-            return _decode_json(data.decode("utf-8", "surrogatepass"))  # (skips its encoding detection)
-        return json.loads(data)
+    utf8 = data[0] == 0x7B and len(data) > 1 and data[1]  # "{" then not NUL: json.loads would pick UTF-8
+    try:  # (the UTF-8 path skips json's encoding detection)
+        obj = _decode_json(data.decode("utf-8", "surrogatepass")) if utf8 else json.loads(data)
+        if not utf8 or ((b"\\u" in data or b"\xed" in data) and _SURROGATE.search(data)):  # rare: check it
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")  # a pair is fine, a lone surrogate raises
+    except UnicodeEncodeError:  # not text, and it could not be written back
+        raise LiveStateError(f"znode {znode}: corrupt JSON (a lone UTF-16 surrogate is not Unicode text)") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise LiveStateError(f"znode {znode}: corrupt JSON ({exc})") from exc
+    except RecursionError:  # json's decoder recurses: 1 MB of `[` in a znode must not crash the tool
+        raise LiveStateError(f"znode {znode}: corrupt JSON (nested too deeply)") from None
+    return obj
 
 
 def _object(value: Any, znode: str, what: str = "data") -> dict[str, Any]:

@@ -108,34 +108,46 @@ def read(
     max_ops: int = MAX_OPS,
 ) -> list[Any]:
     """One result per op, in order: (data, stat) for GET_DATA, [child names] for GET_CHILDREN, a stat for
-    EXISTS; None for an absent znode. Every request is issued before the first answer is awaited, each for
-    at most `wait()` seconds.
+    EXISTS; None for an absent znode. Every request is issued before the first answer is awaited, each
+    answer for at most `wait()` seconds.
 
     Raises LiveStateError naming the znode for NoAuth, MultiReadUnsupported (with `multi`, on an old
     server), KazooTimeoutError naming the znode, ZooKeeperError for a malformed multiRead response, and
     any other kazoo error as kazoo raises it.
     """
-    pending = _issue_multi(client, ops, max_ops) if multi else _issue_single(client, ops)
+    if not multi:
+        return _read_each(client, ops, wait)
     results: list[Any] = []
-    for batch, future in pending:
+    for batch, future in _issue_multi(client, ops, max_ops):
         try:
-            value = future.get(timeout=wait())
+            replies = future.get(timeout=wait())
         except UnimplementedError:
             raise MultiReadUnsupported() from None
         except KazooTimeoutError:
-            raise KazooTimeoutError(f"timed out reading {where(client, batch[0][1])} from ZooKeeper") from None
-        except (NoNodeError, NoAuthError) as exc:
-            if multi:  # multiRead reports these per operation, never for the request
-                raise
-            value = exc
-        replies = value if multi else (value,)
+            raise _timed_out(client, batch[0][1]) from None
         if len(replies) != len(batch):
             raise ZooKeeperError(f"malformed multiRead response ({len(replies)} results for {len(batch)})")
         for (_, path), reply in zip(batch, replies, strict=True):
-            if isinstance(reply, KazooException):
+            if isinstance(reply, KazooException):  # multiRead answers each op with its result or its error
                 _raise_unless_absent(client, path, reply)
                 reply = None
             results.append(reply)
+    return results
+
+
+def _read_each(client: KazooClient, ops: Sequence[Op], wait: Callable[[], float]) -> list[Any]:
+    """The fallback: one public kazoo request per znode, all in flight before the first answer is awaited."""
+    call = {GET_DATA: client.get_async, GET_CHILDREN: client.get_children_async, EXISTS: client.exists_async}
+    pending = [(path, call[code](path)) for code, path in ops]
+    results: list[Any] = []
+    for path, future in pending:
+        try:
+            results.append(future.get(timeout=wait()))
+        except (NoNodeError, NoAuthError) as exc:
+            _raise_unless_absent(client, path, exc)
+            results.append(None)
+        except KazooTimeoutError:
+            raise _timed_out(client, path) from None
     return results
 
 
@@ -148,6 +160,12 @@ def _raise_unless_absent(client: KazooClient, path: str, error: KazooException) 
             "ZooKeeper identity"
         )
     raise error
+
+
+def _timed_out(client: KazooClient, path: str) -> Exception:
+    """kazoo's own timeout type (apply reports it by type; read_live_state words it), naming the znode."""
+    error: Exception = KazooTimeoutError(f"timed out reading {where(client, path)} from ZooKeeper")
+    return error
 
 
 def _issue_multi(client: KazooClient, ops: Sequence[Op], max_ops: int) -> list[tuple[Sequence[Op], Any]]:
@@ -169,8 +187,3 @@ def _send(client: KazooClient, chroot: str, batch: Sequence[Op]) -> tuple[Sequen
     future = client.handler.async_result()
     client._call(MultiRead([(code, chroot + path) for code, path in batch]), future)  # see the module doc
     return batch, future
-
-
-def _issue_single(client: KazooClient, ops: Sequence[Op]) -> list[tuple[Sequence[Op], Any]]:
-    call = {GET_DATA: client.get_async, GET_CHILDREN: client.get_children_async, EXISTS: client.exists_async}
-    return [((op,), call[op[0]](op[1])) for op in ops]

@@ -301,6 +301,29 @@ def test_deep_nesting_is_refused_without_recursion_error(opener: str) -> None:
     assert diags[0].source is not None and diags[0].source.line >= 1
 
 
+def test_a_million_brackets_stop_at_the_depth_limit() -> None:
+    """libyaml's scanner costs O(depth) per token: reading on past the limit would take hours."""
+    start = time.perf_counter()
+    _, diags = load_text("[" * 1_000_000 + "]" * 1_000_000, "deep.yaml")
+    assert time.perf_counter() - start < 5
+    assert [d.message for d in diags] == [f"nested deeper than {MAX_DEPTH} levels"]
+
+
+def test_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(load, "MAX_EVENTS", 1000)
+    assert one("- a\n" * 990).data == ["a"] * 990
+    docs, diags = load_text("- a\n" * 1000, "f.yaml")
+    assert docs == [] and [d.render() for d in diags] == [
+        "f.yaml:998:3: error: more than 1000 YAML nodes; split the file into several"
+    ]
+
+
+def test_errors_per_file_are_capped() -> None:
+    docs, diags = load_text("a: &x 1\nb: [" + ", ".join(["*x"] * 10_000) + "]\n", "f.yaml")
+    assert docs == [] and len(diags) == load.MAX_ERRORS + 1
+    assert diags[-1].message == f"{load.MAX_ERRORS} errors: stopped reading this file"
+
+
 def test_depth_limit_is_exact() -> None:
     assert one("[" * MAX_DEPTH + "]" * MAX_DEPTH).data is not None
     assert errors("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
