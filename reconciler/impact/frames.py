@@ -32,16 +32,18 @@ def local_df(spark: SparkSession, rows: Sequence[Sequence[Any]], ddl: str) -> Da
     if not _is_classic(spark):
         return spark.createDataFrame(list(rows), ddl)
     from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
 
     names = columns(ddl)
     jvm = spark._jvm
     encoder = jvm.org.apache.spark.sql.Encoders.STRING()
-    reader = spark._jsparkSession.read().schema(ddl)
+    split = jvm.java.util.regex.Pattern.compile("\n")
     result: Any = None
     for start in range(0, max(len(rows), 1), _CHUNK):
         chunk = rows[start:start + _CHUNK]
         text = "\n".join(json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False) for row in chunk)
-        lines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
-        jdf = reader.json(spark._jsparkSession.createDataset(lines, encoder))
-        result = jdf if result is None else result.union(jdf)
-    return DataFrame(result, spark)
+        part = spark._jsparkSession.createDataset(split.splitAsStream(text).toList(), encoder)
+        result = part if result is None else result.union(part)
+    # from_json over a local relation is folded into a local relation by the optimizer: no job, no RDD
+    raw = DataFrame(result.toDF(), spark).filter("value != ''")
+    return raw.select(F.from_json("value", ddl).alias("r")).select("r.*")

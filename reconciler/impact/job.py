@@ -103,9 +103,6 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
             F.first("vb").alias("cvb"), F.first("va").alias("cva"),
         ).withColumn("uniform", F.col("states") == 1)
     ).cache()
-    facts = ck.select("cluster", "key", "any_changed", "uniform").collect()
-    changed_ck = [(r["cluster"], r["key"]) for r in facts if r["any_changed"]]
-    mixed_clusters = sorted({r["cluster"] for r in facts if not r["uniform"]})
 
     # topic side: overrides of declared topics, before and after (the only ones that can change)
     ovr_b = _entities(configs, "topics")
@@ -117,11 +114,23 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
               ["cluster", "topic", "key"], "full")
     ).cache()
     d = d_full.filter(~same(F.col("ob"), F.col("oa"), F.col("key"), K.list_keys()))
-    d_facts = d.select("cluster", "key").distinct().collect()
-    override_clusters = sorted({r["cluster"] for r in d_facts})
 
-    all_keys = {k for _, k in changed_ck} | {r["key"] for r in d_facts}
-    all_keys |= {r["key"] for r in be.filter("changed").select("key").distinct().collect()}
+    # the few facts that shape the plan, in one small collect: which (cluster, key) change on the broker
+    # side and whether uniformly, where overrides change, which keys change at all (for the risk rules)
+    def fact(kind: str, df: DataFrame, changed: Any, uniform: Any) -> DataFrame:
+        return df.select(F.lit(kind).alias("kind"), F.col("cluster").cast("string"), "key",
+                         F.lit(changed).cast("boolean").alias("changed"), F.lit(uniform).cast("boolean").alias("uniform"))
+
+    facts = (
+        fact("ck", ck, F.col("any_changed") == 1, F.col("uniform"))
+        .unionByName(fact("d", d.select("cluster", "key").distinct(), None, None))
+        .unionByName(fact("be", be.filter("changed").select(F.lit(None).alias("cluster"), "key").distinct(), None, None))
+        .collect()
+    )
+    changed_ck = [(r[1], r[2]) for r in facts if r[0] == "ck" and r[3]]
+    mixed_clusters = sorted({r[1] for r in facts if r[0] == "ck" and not r[4]})
+    override_clusters = sorted({r[1] for r in facts if r[0] == "d"})
+    all_keys = {r[2] for r in facts if r[0] != "ck" or r[3]}
     if full:
         all_keys |= set(K.topic_keys())
     rules = applicable(all_keys)

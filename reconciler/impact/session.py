@@ -47,7 +47,7 @@ def settings(master: str) -> dict[str, str]:
         # the job's tables are small next to what a broadcast can hold; keep Spark from guessing otherwise
         "spark.sql.autoBroadcastJoinThreshold": str(64 * 1024 * 1024),
         "spark.sql.parquet.compression.codec": "snappy",
-    } | ({"spark.eventLog.enabled": "true", "spark.eventLog.dir": os.environ["RECONCILER_SPARK_EVENTLOG"]}
+    } | ({k: v for k, v in (x.split("=", 1) for x in os.environ.get("RECONCILER_SPARK_CONF", "").split()) if k}) | ({"spark.eventLog.enabled": "true", "spark.eventLog.dir": os.environ["RECONCILER_SPARK_EVENTLOG"], "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
          if os.environ.get("RECONCILER_SPARK_EVENTLOG") else {})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 from reconciler.catalog import Catalog, ConfigKey
@@ -184,7 +185,7 @@ def build_topics(
                 name=name,
                 partitions=None if partitions is None else int(partitions),
                 replication_factor=None if rf is None else int(rf),
-                config=frozen_map(config),
+                config=MappingProxyType({key: config[key] for key in sorted(config)}),  # frozen_map, str keys
                 source=source,
             )
     return topics

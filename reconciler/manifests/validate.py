@@ -13,8 +13,10 @@ from reconciler.manifests.repo import Repository, discover
 from reconciler.model import DesiredState
 from reconciler.rules import validate
 
-# Below this many clusters one process is faster than starting workers (each cluster costs ~10-30 ms).
-PARALLEL_MIN_CLUSTERS = 16
+# Clusters are checked in shares of this many: memory stays bounded (a share's documents and states are
+# dropped once checked, which also keeps the garbage collector's full passes short), and shares can go to
+# worker processes. Each share re-reads fleet.yaml, which is small.
+SHARE = 25
 
 
 def load_and_validate(
@@ -33,22 +35,24 @@ def load_and_validate(
 
 
 def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) -> tuple[int, list[Diagnostic]]:
-    """What `validate` reports: the number of clusters with a desired state, and every diagnostic (as
-    `load_and_validate`). Clusters are independent, so a large repository is checked by `jobs` worker
-    processes (0: one per available core), each loading its share of the clusters (and fleet.yaml)."""
+    """What `validate` reports: the number of clusters with a desired state, and every diagnostic, exactly
+    as `load_and_validate` finds them. A large repository is checked in shares of `SHARE` clusters (they
+    are independent), by `jobs` worker processes (0: one per available core; 1: this process only)."""
     names = sorted(set(clusters)) if clusters else _cluster_names(root)
-    workers = min(jobs or _cores(), len(names) // (PARALLEL_MIN_CLUSTERS // 2) or 1)
-    if workers <= 1 or len(names) < PARALLEL_MIN_CLUSTERS:
+    if len(names) <= SHARE:
         _, states, diags = load_and_validate(root, clusters)
         return len(states), diags
-    import multiprocessing  # only here: most runs never need it
+    shares = [(root, names[i : i + SHARE]) for i in range(0, len(names), SHARE)]
+    workers = min(jobs or _cores(), len(shares))
+    if workers <= 1:
+        results = [_check_share(share) for share in shares]
+    else:
+        import multiprocessing  # only here: most runs never need it
 
-    # Small interleaved shares balance the load (cluster sizes vary); each share re-reads fleet.yaml, and the
-    # repository-wide problems every share sees are merged by the set below.
-    shares = [(root, share) for i in range(workers * 4) if (share := names[i :: workers * 4])]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = pool.map(_check_share, shares, chunksize=1)
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            results = pool.map(_check_share, shares, chunksize=1)
     count = sum(n for n, _ in results)
+    # problems of the repository as a whole (fleet.yaml, stray files) are found by every share: merged here
     return count, sorted({d for _, diags in results for d in diags}, key=Diagnostic.sort_key)
 
 

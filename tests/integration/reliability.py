@@ -212,6 +212,14 @@ def tree(client: KazooClient, path: str = "/") -> dict[str, tuple[bytes, int, in
     return out
 
 
+def outside_reconciler(snapshot: dict[str, tuple[bytes, int, int, int]]) -> dict[str, tuple[bytes, int, int, int]]:
+    """The tree without the reconciler's own lock and audit nodes (and the root's pzxid, which creating them
+    moves): what Kafka sees."""
+    out = {path: value for path, value in snapshot.items() if not path.startswith("/reconciler")}
+    out["/"] = (*out["/"][:3], 0)
+    return out
+
+
 def topic_configs(client: KazooClient, names: Iterable[str]) -> dict[str, bytes]:
     pending = [(name, client.get_async(f"/config/topics/{name}")) for name in names]
     return {name: result.get(timeout=30)[0] for name, result in pending}
