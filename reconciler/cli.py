@@ -290,7 +290,7 @@ def entry(args: Any = None) -> None:
     # before it exits; at the default thresholds the cyclic GC rescans them again and again (~20% of a
     # 10,000-topic plan, ~25% of validating a large fleet). Collect rarely: nothing here relies on prompt
     # collection of cycles. (The console script only; `run` leaves an embedding process's GC alone.)
-    gc.set_threshold(50_000, 20, 20)
+    gc.set_threshold(200_000, 50, 50)
     raise SystemExit(run(args))
 
 

@@ -49,8 +49,12 @@ def build_plan(
     revision: str | None = None,
     created_at: str | None = None,
     catalog: Catalog | None = None,
+    with_id: bool = True,
 ) -> tuple[Plan, list[Diagnostic]]:
-    """The plan that makes `live` match `desired`, and the problems found (errors mean: do not apply)."""
+    """The plan that makes `live` match `desired`, and the problems found (errors mean: do not apply).
+
+    `with_id=False` leaves `plan_id` empty, for a caller that changes the plan further and hashes it once
+    at the end (hashing a 10,000-topic plan takes tens of milliseconds)."""
     catalog = catalog if catalog is not None else load_catalog()
     policy = desired.cluster.policy
     differ = ConfigDiffer(
@@ -100,7 +104,7 @@ def build_plan(
         created_at=created_at,
         kafka_version=desired.cluster.kafka_version,
     )
-    return plan.with_id(), [*topics.diagnostics, *differ.diagnostics]
+    return plan.with_id() if with_id else plan, [*topics.diagnostics, *differ.diagnostics]
 
 
 def _keeps_children(

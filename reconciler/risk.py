@@ -355,11 +355,14 @@ def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
     return replace(change, risk=risk, reasons=reasons)
 
 
-def annotate(plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None) -> Plan:
+def annotate(
+    plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None, *, with_id: bool = True
+) -> Plan:
     """Rate every key change (topic creations and partition increases carry no risk) and return the plan
-    with its id recomputed, since risk is part of the plan's content."""
+    with its id recomputed, since risk is part of the plan's content (`with_id=False`: left to the caller)."""
     ctx = RiskContext(desired, live, catalog or load_catalog())
     entities = tuple(
         replace(e, changes=tuple(_rate(ctx, e.ref, c) for c in e.changes)) for e in plan.entities
     )
-    return replace(plan, entities=entities).with_id()
+    annotated = replace(plan, entities=entities)
+    return annotated.with_id() if with_id else annotated

@@ -74,11 +74,11 @@ def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: s
     """Pure planning once live state is read (used by `plan`, `reconcile` and tests)."""
     secrets = compare_secrets(desired, live, root)
     diags = check_live(desired, live)
-    plan, problems = build_plan(
-        desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc()
+    plan, problems = build_plan(  # the id is computed once, of the final plan (below)
+        desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(), with_id=False
     )
     diags.extend(problems)
-    plan = annotate(plan, desired, live)
+    plan = annotate(plan, desired, live, with_id=False)
     warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings)))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version).with_id()
     return ClusterPlan(plan, desired, tuple(diags))

@@ -81,8 +81,17 @@ class ZkServer:
             return
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and self.is_running():
+        # a dying JVM's cmdline empties (is_running() is False) before its sockets close: wait for both, or a
+        # restart right away finds the port still taken
+        while time.monotonic() < deadline and (self.is_running() or self.port_open()):
             time.sleep(0.05)
+
+    def port_open(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
 
     def restart(self) -> None:
         """Start again on the same port and data directory (after kill() or stop())."""

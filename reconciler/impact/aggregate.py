@@ -10,6 +10,8 @@ Lists are sorted most affected first. Only small aggregates are collected to the
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.job import Changes
@@ -66,83 +68,126 @@ def _union(rows: DataFrame, by: list[str], sizes: DataFrame | None) -> DataFrame
     return g.withColumn("bytes", F.coalesce(bytes_, F.lit(0)).cast("long"))
 
 
-def _rows(df: DataFrame) -> list[dict[str, Any]]:
-    return [r.asDict(recursive=True) for r in df.collect()]
-
-
-def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
+def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
+    """Every aggregate the summary needs, as DataFrames of small row counts."""
     from pyspark.sql import functions as F
 
-    t, b = ch.topics, ch.brokers
-    per_topic = _union(t, ["cluster", "topic"], ch.sizes).cache()
-    totals = per_topic.agg(
-        F.count(F.lit(1)).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")
-    ).first()
-    assert totals is not None
-    key_clusters = t.select("key", "cluster").unionByName(ch.broker_hits.select("key", "cluster")).distinct()
+    t, b, hits, sizes = ch.topics, ch.brokers, ch.broker_hits, ch.sizes
+    per_topic = _union(t, ["cluster", "topic"], sizes)
+    one = F.lit(1)
+    key_clusters = t.select("key", "cluster").unionByName(hits.select("key", "cluster")).distinct()
     by_key = (
         t.groupBy("key").agg(
-            F.count(F.lit(1)).alias("topics"),
+            F.count(one).alias("topics"),
             F.sum(F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids")))
             .alias("partitions"),
             F.max(_severity(F.col("risk"))).alias("level_t"),
             F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules_t"),
         )
-        .join(ch.broker_hits.groupBy("key").agg(F.count(F.lit(1)).alias("brokers")), "key", "full")
-        .join(key_clusters.groupBy("key").agg(F.count(F.lit(1)).alias("clusters")), "key", "left")
-        .join(
-            b.withColumn("key", F.coalesce("topic_key", "key")).groupBy("key").agg(
-                F.max(_severity(F.col("risk"))).alias("level_b"),
-                F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules_b"),
-            ), "key", "left",
-        )
+        .join(hits.groupBy("key").agg(F.count(one).alias("brokers")), "key", "full")
+        .join(key_clusters.groupBy("key").agg(F.count(one).alias("clusters")), "key", "left")
+        .join(b.withColumn("key", F.coalesce("topic_key", "key")).groupBy("key").agg(
+            F.max(_severity(F.col("risk"))).alias("level_b"),
+            F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules_b"),
+        ), "key", "left")
     )
-    by_key_bytes = None
-    if ch.sizes is not None:
-        by_key_bytes = _union(t, ["cluster", "topic", "key"], ch.sizes).groupBy("key").agg(
-            F.sum("bytes").alias("bytes"))
-    if by_key_bytes is not None:
-        by_key = by_key.join(by_key_bytes, "key", "left")
+    if sizes is not None:
+        key_bytes = _union(t, ["cluster", "topic", "key"], sizes).groupBy("key").agg(F.sum("bytes").alias("bytes"))
+        by_key = by_key.join(key_bytes, "key", "left")
     else:
         by_key = by_key.withColumn("bytes", F.lit(None).cast("long"))
-    keys = _rows(by_key.select(
-        "key", F.coalesce("clusters", F.lit(0)).alias("clusters"), F.coalesce("brokers", F.lit(0)).alias("brokers"),
-        F.coalesce("topics", F.lit(0)).alias("topics"), F.coalesce("partitions", F.lit(0)).alias("partitions"),
-        "bytes",
-        _risk_name(F.greatest(F.coalesce("level_t", F.lit(0)), F.coalesce("level_b", F.lit(0)))).alias("risk"),
-        F.array_distinct(F.concat(F.coalesce("rules_t", F.array()), F.coalesce("rules_b", F.array()))).alias("rules"),
-    ))
-    keys.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["brokers"], r["key"]))
+    exploded = t.select("*", F.explode("rules").alias("rule"))
+    per_rule = _union(exploded, ["cluster", "topic", "rule"], sizes)
+    cluster_changes = t.select("cluster", "risk").unionByName(b.select("cluster", "risk")).groupBy("cluster").agg(
+        F.count(one).alias("changes"), F.max(_severity(F.col("risk"))).alias("level_c"))
+    by_cluster = (
+        cluster_changes
+        .join(per_topic.groupBy("cluster").agg(F.count(one).alias("topics"), F.sum("parts").alias("partitions"),
+                                               F.sum("bytes").alias("bytes"), F.max("level").alias("level_t")),
+              "cluster", "left")
+        .join(hits.groupBy("cluster").agg(F.countDistinct("broker").alias("brokers")), "cluster", "left")
+    )
+    parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
+    declared, scope = ch.declared_topics, ch.scope_topics
     return {
-        "format": SUMMARY_FORMAT,
-        "clusters": ch.clusters,
-        **_totals(ch, totals, per_topic),
-        "byKey": keys,
-        "byRule": _by_rule(ch),
-        "byCluster": _by_cluster(ch, per_topic),
-        **_context(ch),
-        "topicChanges": _sample_topics(t, sample),
-        "brokerChanges": _sample_brokers(b, sample),
+        "totals": per_topic.agg(F.count(one).alias("topics"), F.sum("parts").alias("partitions"),
+                                F.sum("bytes").alias("bytes")),
+        "byRisk": per_topic.groupBy("level").agg(F.count(one).alias("topics")),
+        "clusters": t.select("cluster").unionByName(hits.select("cluster")).distinct().agg(F.count(one).alias("n")),
+        "brokers": hits.select("cluster", "broker").distinct().agg(F.count(one).alias("n")),
+        "topicChanges": t.agg(F.count(one).alias("n")),
+        "brokerChanges": b.agg(F.count(one).alias("n")),
+        "byKey": by_key,
+        "ruleTopics": per_rule.groupBy("rule").agg(
+            F.countDistinct("cluster").alias("clusters"), F.count(one).alias("topics"),
+            F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
+        "ruleKeys": exploded.groupBy("rule").agg(F.array_sort(F.collect_set("key")).alias("keys")),
+        "ruleBrokers": b.select("cluster", "broker", "key", F.explode("rules").alias("rule")).groupBy("rule").agg(
+            F.countDistinct("cluster", "broker").alias("brokers"), F.countDistinct("cluster").alias("clusters"),
+            F.array_sort(F.collect_set("key")).alias("keys")),
+        "byCluster": by_cluster,
+        "inventory": scope.agg(F.count(one).alias("topics"), F.sum("partitions").alias("partitions")),
+        "inventoryBrokers": ch.brokers_all.agg(F.count(one).alias("n")),
+        "present": ch.brokers_all.select("cluster").unionByName(scope.select("cluster")).distinct(),
+        "created": declared.join(scope.select("cluster", "topic"), ["cluster", "topic"], "left_anti").agg(
+            F.count(one).alias("n")),
+        "grown": declared.alias("d").join(scope.alias("l"), ["cluster", "topic"])
+        .filter(F.col("d.partitions") > F.col("l.partitions")).agg(F.count(one).alias("n")),
+        "sampleTopics": t.select("cluster", "topic", "key", "before", "after", parts.alias("partitions"), "risk",
+                                 "rules")
+        .orderBy(_severity(F.col("risk")).desc(), F.col("partitions").desc(), "cluster", "topic", "key").limit(sample),
+        "sampleBrokers": b.select("cluster", "broker", "key", "before", "after", "risk", "rules")
+        .orderBy(_severity(F.col("risk")).desc(), "cluster", "broker", "key").limit(sample),
     }
 
 
-def _totals(ch: Changes, totals: Any, per_topic: DataFrame) -> dict[str, Any]:
-    clusters = (
-        ch.topics.select("cluster").unionByName(ch.broker_hits.select("cluster")).distinct().count()
-    )
-    brokers = ch.broker_hits.select("cluster", "broker").distinct().count()
+def collect_sections(sections: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
+    """All sections in one Spark job (each job costs ~1 s of scheduling on a small machine)."""
+    from pyspark.sql import functions as F
+
+    parts = [
+        df.select(F.lit(name).alias("section"),
+                  F.to_json(F.struct(*df.columns), {"ignoreNullFields": "false"}).alias("row"))
+        for name, df in sections.items()
+    ]
+    union = functools.reduce(lambda x, y: x.unionByName(y), parts)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in sections}
+    for row in union.collect():
+        out[row["section"]].append(json.loads(row["row"]))
+    return out
+
+
+def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
+    s = collect_sections(_sections(ch, sample))
+    totals = s["totals"][0]
     by_risk = {name: 0 for name in sorted(RISK_ORDER, key=RISK_ORDER.__getitem__, reverse=True)}
-    for r in per_topic.groupBy("level").count().collect():
-        by_risk[_level_name(r["level"])] = r["count"]
+    for r in s["byRisk"]:
+        by_risk[_level_name(r["level"])] = r["topics"]
+    present = {r["cluster"] for r in s["present"]}
+    inventory = s["inventory"][0]
     return {
-        "clustersAffected": clusters,
-        "brokersAffected": brokers,
+        "format": SUMMARY_FORMAT,
+        "clusters": ch.clusters,
+        "clustersAffected": s["clusters"][0]["n"],
+        "brokersAffected": s["brokers"][0]["n"],
         "topicsAffected": totals["topics"],
         "partitionsAffected": int(totals["partitions"] or 0),
         "bytesAffected": None if ch.sizes is None else int(totals["bytes"] or 0),
         "topicsByRisk": by_risk,
-        "brokerChangesTotal": ch.brokers.count(),
-        "topicChangesTotal": ch.topics.count(),
+        "topicChangesTotal": s["topicChanges"][0]["n"],
+        "brokerChangesTotal": s["brokerChanges"][0]["n"],
+        "byKey": _by_key(s["byKey"]),
+        "byRule": _by_rule(s, ch.sizes is not None),
+        "byCluster": _by_cluster(s["byCluster"], ch.sizes is not None),
+        "inventory": {
+            "clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
+            "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0),
+        },
+        "missingClusters": sorted(set(ch.clusters) - present),
+        "topicsCreated": s["created"][0]["n"],
+        "partitionIncreases": s["grown"][0]["n"],
+        "topicChanges": s["sampleTopics"],
+        "brokerChanges": s["sampleBrokers"],
     }
 
 
@@ -150,96 +195,52 @@ def _level_name(level: int | None) -> str:
     return next((n for n, v in RISK_ORDER.items() if v == (level or 0)), "safe")
 
 
-def _by_rule(ch: Changes) -> list[dict[str, Any]]:
-    from pyspark.sql import functions as F
+def _by_key(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = [
+        {
+            "key": r["key"], "clusters": r["clusters"] or 0, "brokers": r["brokers"] or 0,
+            "topics": r["topics"] or 0, "partitions": int(r["partitions"] or 0), "bytes": r["bytes"],
+            "risk": _level_name(max(r["level_t"] or 0, r["level_b"] or 0)),
+            "rules": _rule_order(set(r["rules_t"] or []) | set(r["rules_b"] or [])),
+        }
+        for r in rows
+    ]
+    out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["brokers"], r["key"]))
+    return out
 
-    exploded = ch.topics.select("*", F.explode("rules").alias("rule"))
-    per = _union(exploded, ["cluster", "topic", "rule"], ch.sizes)
-    topics = _rows(per.groupBy("rule").agg(
-        F.countDistinct("cluster").alias("clusters"), F.count(F.lit(1)).alias("topics"),
-        F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes"),
-    ))
-    keys = {r["rule"]: r["keys"] for r in _rows(
-        exploded.groupBy("rule").agg(F.array_sort(F.collect_set("key")).alias("keys")))}
-    brokers = _rows(ch.brokers.select("cluster", "broker", "key", F.explode("rules").alias("rule"))
-                    .groupBy("rule").agg(F.countDistinct("cluster", "broker").alias("brokers"),
-                                         F.array_sort(F.collect_set("key")).alias("keys"),
-                                         F.countDistinct("cluster").alias("clusters")))
+
+def _rule_order(ids: set[str]) -> list[str]:
+    order = list(RULES)
+    return sorted(ids, key=order.index)
+
+
+def _by_rule(s: dict[str, list[dict[str, Any]]], has_sizes: bool) -> list[dict[str, Any]]:
+    keys = {r["rule"]: r["keys"] for r in s["ruleKeys"]}
     out: dict[str, dict[str, Any]] = {}
-    for r in topics:
+    for r in s["ruleTopics"]:
         out[r["rule"]] = {**r, "brokers": 0, "keys": keys.get(r["rule"], [])}
-    for r in brokers:
+    for r in s["ruleBrokers"]:
         row = out.setdefault(r["rule"], {"rule": r["rule"], "clusters": r["clusters"], "topics": 0,
-                                          "partitions": 0, "bytes": None if ch.sizes is None else 0, "keys": []})
+                                          "partitions": 0, "bytes": 0 if has_sizes else None, "keys": []})
         row["brokers"] = r["brokers"]
         row["keys"] = sorted(set(row["keys"]) | set(r["keys"]))
     for row in out.values():
-        rule = RULES[row["rule"]]
-        row["risk"] = rule.risk
+        row["risk"] = RULES[row["rule"]].risk
         row["partitions"] = int(row["partitions"] or 0)
     order = sorted(out.values(), key=lambda r: (-RISK_ORDER[r["risk"]], -r["topics"], -r["brokers"], r["rule"]))
     return [{k: r[k] for k in ("rule", "risk", "keys", "clusters", "brokers", "topics", "partitions", "bytes")}
             for r in order]
 
 
-def _by_cluster(ch: Changes, per_topic: DataFrame) -> list[dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    tc = per_topic.groupBy("cluster").agg(
-        F.count(F.lit(1)).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes"),
-        F.max("level").alias("level_t"),
-    )
-    changes = ch.topics.select("cluster", "risk").unionByName(ch.brokers.select("cluster", "risk")).groupBy(
-        "cluster").agg(F.count(F.lit(1)).alias("changes"), F.max(_severity(F.col("risk"))).alias("level_c"))
-    brokers = ch.broker_hits.groupBy("cluster").agg(F.countDistinct("broker").alias("brokers"))
-    rows = _rows(
-        changes.join(tc, "cluster", "left").join(brokers, "cluster", "left").select(
-            "cluster", F.coalesce("brokers", F.lit(0)).alias("brokers"),
-            F.coalesce("topics", F.lit(0)).alias("topics"),
-            F.coalesce("partitions", F.lit(0)).cast("long").alias("partitions"), "bytes", "changes",
-            _risk_name(F.greatest(F.coalesce("level_t", F.lit(0)), "level_c")).alias("risk"),
-        )
-    )
-    for r in rows:
-        if ch.sizes is not None and r["bytes"] is None:
-            r["bytes"] = 0
-    rows.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
-    return rows
-
-
-def _context(ch: Changes) -> dict[str, Any]:
-    """How big the selected part of the fleet is, and what the manifests create rather than change."""
-    from pyspark.sql import functions as F
-
-    inv = ch.scope_topics.agg(F.count(F.lit(1)).alias("topics"), F.sum("partitions").alias("partitions")).first()
-    assert inv is not None
-    present = {r["cluster"] for r in ch.brokers_all.select("cluster").distinct().collect()}
-    present |= {r["cluster"] for r in ch.scope_topics.select("cluster").distinct().collect()}
-    declared = ch.declared_topics.join(ch.scope_topics.select("cluster", "topic"), ["cluster", "topic"], "left_anti")
-    grown = ch.declared_topics.alias("d").join(ch.scope_topics.alias("l"), ["cluster", "topic"]).filter(
-        F.col("d.partitions") > F.col("l.partitions"))
-    return {
-        "inventory": {
-            "clusters": len(present), "brokers": ch.brokers_all.count(),
-            "topics": inv["topics"], "partitions": int(inv["partitions"] or 0),
-        },
-        "missingClusters": sorted(set(ch.clusters) - present),
-        "topicsCreated": declared.count(),
-        "partitionIncreases": grown.count(),
-    }
-
-
-def _sample_topics(t: DataFrame, n: int) -> list[dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
-    df = t.select("cluster", "topic", "key", "before", "after", parts.alias("partitions"), "risk", "rules")
-    return _rows(df.orderBy(_severity(F.col("risk")).desc(), F.col("partitions").desc(), "cluster", "topic", "key")
-                 .limit(n))
-
-
-def _sample_brokers(b: DataFrame, n: int) -> list[dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    return _rows(b.select("cluster", "broker", "key", "before", "after", "risk", "rules")
-                 .orderBy(_severity(F.col("risk")).desc(), "cluster", "broker", "key").limit(n))
+def _by_cluster(rows: list[dict[str, Any]], has_sizes: bool) -> list[dict[str, Any]]:
+    out = [
+        {
+            "cluster": r["cluster"], "brokers": r["brokers"] or 0, "topics": r["topics"] or 0,
+            "partitions": int(r["partitions"] or 0),
+            "bytes": (r["bytes"] or 0) if has_sizes else None, "changes": r["changes"],
+            "risk": _level_name(max(r["level_t"] or 0, r["level_c"] or 0)),
+        }
+        for r in rows
+    ]
+    out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
+    return out

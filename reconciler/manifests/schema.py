@@ -11,19 +11,19 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from types import MappingProxyType
-from typing import Any, cast
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import extend
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import unquote, urljoin
 
 from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document
+
+if TYPE_CHECKING:  # jsonschema itself is imported only when a document fails the fast checker (below)
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 API_VERSION = "reconciler/v1"
 _BASE = "https://kafka-reconciler.dev/schemas/v1/"  # the `$id` prefix of every schema file
@@ -51,24 +51,75 @@ _TYPE_NAMES = {
 # Rejections that mean "this branch of an anyOf is not the one the author meant" (wrong shape entirely).
 _BRANCH_MISMATCH = frozenset({"type", "const", "enum", "required"})
 
-# YAML `12.0` is a float; JSON Schema would count it as an integer, but a partition count of 12.0 is a typo.
-_Strict: Any = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _checker, value: type(value) is int
-    ),
-)
+
+@cache
+def _strict() -> Any:
+    """Draft 2020-12, except that only ints are integers: JSON Schema counts a YAML `12.0` (a float) as one,
+    but a partition count of 12.0 is a typo. (jsonschema takes ~40 ms to import: done here, on first need.)"""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", lambda _checker, value: type(value) is int
+        ),
+    )
+
+
+class _LazyValidator:
+    """The jsonschema validator of a kind's schema, built on first use: valid documents never need it."""
+
+    __slots__ = ("_schema", "_validator")
+
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+        self._validator: Validator | None = None
+
+    def _get(self) -> Validator:
+        if self._validator is None:
+            self._validator = _strict()(self._schema)
+        return self._validator
+
+    def evolve(self, **changes: Any) -> Validator:
+        return self._get().evolve(**changes)
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
+        return self._get().iter_errors(instance)
 
 
 @cache
-def _registry() -> Registry[Any]:
+def _documents() -> Mapping[str, Any]:
     """Every schema file, by its `$id`, so `common.json#/$defs/...` references resolve offline."""
-    resources = []
+    found = {}
     for entry in (files("reconciler") / "schemas").iterdir():
         if entry.name.endswith(".json"):
             contents = json.loads(entry.read_text(encoding="utf-8"))
-            resources.append((contents["$id"], Resource.from_contents(contents)))
-    return Registry().with_resources(resources)
+            found[contents["$id"]] = contents
+    return found
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    contents: Any
+    resolver: _Resolver
+
+
+@dataclass(frozen=True)
+class _Resolver:
+    """`$ref` lookup relative to one schema file: a URI reference resolved against its `$id`, then a JSON
+    pointer fragment (our schema files have one `$id` each, at the top)."""
+
+    documents: Mapping[str, Any]
+    base_uri: str
+
+    def lookup(self, ref: str) -> _Resolved:
+        uri, _, fragment = urljoin(self.base_uri, ref).partition("#")
+        target = self.documents[uri]
+        for token in fragment.split("/")[1:]:
+            token = unquote(token).replace("~1", "/").replace("~0", "~")
+            target = target[int(token)] if isinstance(target, list) else target[token]
+        return _Resolved(target, _Resolver(self.documents, uri))
 
 
 def _inline(schema: Any, resolver: Any) -> Any:
@@ -91,16 +142,16 @@ def _inline(schema: Any, resolver: Any) -> Any:
 
 
 @cache
-def _schema(kind: str) -> tuple[Validator, _Node | None]:
+def _schema(kind: str) -> tuple[_LazyValidator, _Node | None]:
     """The kind's schema, inlined, as a jsonschema validator and as a fast checker (None: not compilable)."""
-    registry = _registry()
+    documents = _documents()
     uri = f"{_BASE}{KINDS[kind]}"
-    schema = _inline(registry.contents(uri), registry.resolver(base_uri=uri))
+    schema = _inline(documents[uri], _Resolver(documents, uri))
     try:
         node: _Node | None = _Node(schema)
     except _Uncompilable:
         node = None
-    return _Strict(schema), node
+    return _LazyValidator(schema), node
 
 
 class _Uncompilable(Exception):
@@ -146,8 +197,8 @@ class _Node:
 
     __slots__ = (
         "allowed", "branches", "closed", "extra", "items", "max_props", "min_items", "min_length",
-        "min_props", "minimum", "minimum_excl", "names", "only_types", "props", "required", "schema", "search",
-        "shallow", "types", "unique",
+        "min_props", "minimum", "minimum_excl", "names", "only_types", "props", "quick", "required", "schema",
+        "search", "shallow", "types", "unique",
     )  # fmt: skip
 
     def __init__(self, schema: Any) -> None:
@@ -177,6 +228,10 @@ class _Node:
         self.items = _Node(get("items")) if "items" in schema else None
         self.names = _Node(get("propertyNames")) if "propertyNames" in schema else None
         self.branches = tuple(_Node(sub) for sub in get("anyOf", ()))
+        # Types valid at once: those of a type-only node, or of an anyOf's type-only branches (config values).
+        self.quick = self.only_types
+        if self.branches and set(schema) <= _ANNOTATIONS | {"anyOf"}:
+            self.quick = frozenset(t for b in self.branches if b.only_types is not None for t in b.only_types)
         # The same schema without what it says about children (they are located separately).
         self.shallow = {
             k: v for k, v in schema.items() if k not in ("properties", "additionalProperties", "items")
@@ -216,8 +271,11 @@ class _Node:
         return False
 
     def check(self, x: Any) -> bool:
-        if self.only_types is not None:
-            return type(x) in self.only_types
+        if self.quick is not None:
+            if type(x) in self.quick:
+                return True
+            if self.only_types is not None:
+                return False
         if not self.own(x):
             return False
         if type(x) is dict:
@@ -392,6 +450,8 @@ def _explain_branches(error: ValidationError, prefix: JsonPath) -> Iterator[tupl
         for sub in fitting[0]:
             yield from _explain(sub, prefix)
     elif len(fitting) > 1:
+        from jsonschema.exceptions import best_match
+
         yield from _explain(best_match(e for errs in fitting for e in errs), prefix)
     elif description:
         message = f"{_label(path)} must be {description.rstrip('.')}; got {_got(error.instance)}"

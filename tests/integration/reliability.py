@@ -161,9 +161,9 @@ def write_repo(
             lines.append(f"    {name}: {{config: {{{inner}}}}}")
         (directory / "topics.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if broker_default is not None:
-        inner = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in sorted(broker_default.items()))
         (directory / "brokers.yaml").write_text(
-            "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n" + inner,
+            "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n"
+            f"  config: {json.dumps(dict(sorted(broker_default.items())))}\n",
             encoding="utf-8",
         )
     return root
