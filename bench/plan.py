@@ -3,10 +3,11 @@
 Run: .venv/bin/python bench/plan.py [--topics 10000] [--runs 5]
 
 Starts its own ZooKeeper (scripts/local-zookeeper.sh, free port, temporary directory; stopped at the end),
-seeds one cluster (10,000 topics: assignment + config znode each; 6 broker registrations, the controller,
-broker and client-quota configs) and writes its manifests into a temporary repository (one Topics file
-with every topic, a tenth of them with a changed retention.ms, plus a broker default and a quota change so
-the plan is not empty). Then it times whole subprocesses, median of --runs after one warm-up run each:
+seeds one cluster (10,000 topics: an assignment with a topic id and a config znode each; 6 broker
+registrations, the controller, broker and client-quota configs) and writes its manifests into a temporary
+repository (one Topics file with every topic, a tenth of them with a changed retention.ms, plus a broker
+default and a quota change so the plan is not empty). Then it times whole subprocesses (wall and CPU),
+one unmeasured run of each, then --runs rounds of all four in turn; medians:
 
   reconciler plan       `reconciler --repo <tmp> plan` (text plan on stdout, discarded)
   floor                 a bare interpreter importing only kazoo and yaml: C YAML parse of the same manifest
@@ -22,7 +23,10 @@ Targets (SPEC section 9): plan <= 1.5x the floor and >= 5x faster than one-at-a-
 from __future__ import annotations
 
 import argparse
+import base64
+import random
 import tempfile
+import uuid
 from pathlib import Path
 
 from _harness import PYTHON, RECONCILER, load_average, local_zookeeper, machine, measure, table
@@ -119,6 +123,11 @@ def topic_name(i: int) -> str:
     return f"team-{i % 50}.orders-{i:05d}"
 
 
+def topic_id(i: int) -> str:
+    """A Kafka topic id (2.8+ writes one into every assignment znode): a UUID, URL-safe base64."""
+    return base64.urlsafe_b64encode(uuid.UUID(int=random.Random(i).getrandbits(128)).bytes).decode().rstrip("=")
+
+
 def retention(i: int) -> int:
     return 86_400_000 * (1 + i % 7)
 
@@ -150,7 +159,7 @@ def seed(port: int, topics: int) -> int:
             name = topic_name(i)
             assignment = {p: tuple(BROKERS[(i + p + r) % len(BROKERS)] for r in range(3))
                           for p in range(PARTITIONS)}
-            create(f"/brokers/topics/{name}", encode_topic_assignment(assignment))
+            create(f"/brokers/topics/{name}", encode_topic_assignment(assignment, topic_id(i)))
             live_retention = retention(i) if i % 10 else retention(i) + 1  # a tenth drifted: changes
             config = {"retention.ms": str(live_retention), "cleanup.policy": "delete", "min.insync.replicas": "2"}
             create(f"/config/topics/{name}", encode_entity_config(config))

@@ -295,3 +295,4 @@ def entry(args: Any = None) -> None:
 
 
 from reconciler.cli_gitops import register as _register_gitops; _register_gitops(main)  # noqa: E402, E702, I001
+from reconciler.cli_impact import register as _register_impact; _register_impact(main)  # noqa: E402, E702, I001

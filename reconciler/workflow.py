@@ -10,7 +10,6 @@ import getpass
 import logging
 import os
 import socket
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import ConnectionClosedError, SessionExpiredError
 
 from reconciler.diff import build_plan
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretError, ValidationError, has_errors
@@ -32,7 +30,7 @@ from reconciler.rules.live import check_live
 from reconciler.secret_compare import base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets import resolve, resolve_optional
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import ZooKeeperError, connect
+from reconciler.zk.session import connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
 log = logging.getLogger(__name__)
@@ -86,28 +84,8 @@ def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: s
 
 def plan_cluster(desired: DesiredState, root: Path, revision: str | None = None) -> ClusterPlan:
     with cluster_client(desired.cluster, root) as client:
-        live = read_live(client, desired.cluster.name, read_scope(desired))
+        live = read_live_state(client, desired.cluster.name, read_scope(desired))
     return plan_against(desired, live, root, revision)
-
-
-RECONNECT_WAIT_S = 15.0  # for kazoo's new session after an expiry (it fails every request until then)
-
-
-def read_live(client: KazooClient, cluster: str, scope: ReadScope) -> LiveState:
-    """`read_live_state`, read again once if the ZooKeeper session expired during the read: a read holds
-    nothing in the session (kazoo has already opened a new one), so starting over is safe. A closed client
-    (ZooKeeper unreachable for longer than the connection retries) is not retried."""
-    try:
-        return read_live_state(client, cluster, scope)
-    except ZooKeeperError as exc:
-        cause = exc.__cause__
-        if not isinstance(cause, SessionExpiredError) or isinstance(cause, ConnectionClosedError):
-            raise
-    log.warning("the ZooKeeper session expired while reading cluster %s; reading it again", cluster)
-    deadline = time.monotonic() + RECONNECT_WAIT_S
-    while not client.connected and time.monotonic() < deadline:  # kazoo fails every call until then
-        time.sleep(0.05)
-    return read_live_state(client, cluster, scope)
 
 
 def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, DesiredState], list[Diagnostic]]:

@@ -35,7 +35,7 @@ def local_df(spark: SparkSession, rows: Sequence[Sequence[Any]], ddl: str) -> Da
     from pyspark.sql import functions as F
 
     names = columns(ddl)
-    jvm = spark._jvm
+    jvm: Any = spark._jvm
     encoder = jvm.org.apache.spark.sql.Encoders.STRING()
     split = jvm.java.util.regex.Pattern.compile("\n")
     result: Any = None

@@ -119,12 +119,14 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     # side and whether uniformly, where overrides change, which keys change at all (for the risk rules)
     def fact(kind: str, df: DataFrame, changed: Any, uniform: Any) -> DataFrame:
         return df.select(F.lit(kind).alias("kind"), F.col("cluster").cast("string"), "key",
-                         F.lit(changed).cast("boolean").alias("changed"), F.lit(uniform).cast("boolean").alias("uniform"))
+                         F.lit(changed).cast("boolean").alias("changed"),
+                         F.lit(uniform).cast("boolean").alias("uniform"))
 
     facts = (
         fact("ck", ck, F.col("any_changed") == 1, F.col("uniform"))
         .unionByName(fact("d", d.select("cluster", "key").distinct(), None, None))
-        .unionByName(fact("be", be.filter("changed").select(F.lit(None).alias("cluster"), "key").distinct(), None, None))
+        .unionByName(fact("be", be.filter("changed").select(F.lit(None).alias("cluster"), "key").distinct(),
+                          None, None))
         .collect()
     )
     changed_ck = [(r[1], r[2]) for r in facts if r[0] == "ck" and r[3]]
@@ -201,7 +203,8 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     broker_rows = with_rules(be.filter("changed").join(F.broadcast(min_rf), "cluster", "left"),
                              "key", "vb", "va", "min_rf", rules)
     broker_rows = broker_rows.select(
-        "cluster", "broker", F.col("broker_key").alias("key"), F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
+        "cluster", "broker", F.col("broker_key").alias("key"),
+        F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
         F.col("vb").alias("before"), F.col("va").alias("after"), "rules", "risk",
     )
     topic_rows = topic_rows.cache()

@@ -31,6 +31,12 @@ def _shuffle_partitions(master: str) -> int:
     return 16
 
 
+def extra_settings() -> dict[str, str]:
+    """`RECONCILER_SPARK_CONF="k=v k=v"`: any other Spark setting (event logs, memory, codegen...)."""
+    pairs = (item.split("=", 1) for item in os.environ.get("RECONCILER_SPARK_CONF", "").split() if "=" in item)
+    return dict(pairs)
+
+
 def settings(master: str) -> dict[str, str]:
     return {
         "spark.app.name": "kafka-reconciler-impact",
@@ -47,8 +53,7 @@ def settings(master: str) -> dict[str, str]:
         # the job's tables are small next to what a broadcast can hold; keep Spark from guessing otherwise
         "spark.sql.autoBroadcastJoinThreshold": str(64 * 1024 * 1024),
         "spark.sql.parquet.compression.codec": "snappy",
-    } | ({k: v for k, v in (x.split("=", 1) for x in os.environ.get("RECONCILER_SPARK_CONF", "").split()) if k}) | ({"spark.eventLog.enabled": "true", "spark.eventLog.dir": os.environ["RECONCILER_SPARK_EVENTLOG"], "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
-         if os.environ.get("RECONCILER_SPARK_EVENTLOG") else {})
+    } | extra_settings()
 
 
 def _classic(master: str) -> SparkSession:
@@ -61,7 +66,7 @@ def _classic(master: str) -> SparkSession:
         conf.set(key, value)
     if SparkContext._gateway is None:
         # JVM stdout -> our stderr (fd 2): stdout carries only the report
-        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": 2})
+        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": 2})  # type: ignore[no-untyped-call]
         SparkContext._jvm = SparkContext._gateway.jvm
     sc = SparkContext.getOrCreate(conf)
     sc.setLogLevel("ERROR")

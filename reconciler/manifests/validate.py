@@ -44,11 +44,14 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
         return len(states), diags
     shares = [(root, names[i : i + SHARE]) for i in range(0, len(names), SHARE)]
     workers = min(jobs or _cores(), len(shares))
+    if workers > 1:
+        import multiprocessing  # only here: most runs never need it
+
+        if "fork" not in multiprocessing.get_all_start_methods():  # workers inherit the loaded modules
+            workers = 1
     if workers <= 1:
         results = [_check_share(share) for share in shares]
     else:
-        import multiprocessing  # only here: most runs never need it
-
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             results = pool.map(_check_share, shares, chunksize=1)
     count = sum(n for n, _ in results)

@@ -120,4 +120,6 @@ def record_failure(
         record = audit_record(audit, counts(plan, done), f"failed: {type(exc).__name__}")
         write_audit(client, root, record, acls, audit_log)
     except Exception as audit_exc:  # never hide the original error
-        log.warning("could not record the failed apply in the audit trail: %r", audit_exc)
+        local = audit_log is not None and not isinstance(audit_exc, OSError)  # the finally clause wrote it
+        where = f"ZooKeeper's audit trail (the entry is in {audit_log})" if local else "the audit trail"
+        log.warning("could not record the failed apply in %s: %r", where, audit_exc)

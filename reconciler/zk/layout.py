@@ -262,7 +262,7 @@ def decode_topic_assignment(name: str, data: bytes, znode: str, version: int | N
         and set(map(type, replica_lists)) <= _LIST_ONLY
         and set(map(type, chain.from_iterable(replica_lists))) <= _INT_ONLY
     ):
-        assignment = dict(zip(map(int, partitions), map(tuple, replica_lists), strict=True))
+        assignment = dict(zip(map(int, partitions), map(tuple, replica_lists), strict=False))  # same length
     else:
         assignment = _checked_assignment(partitions, znode)
     topic_id = obj.get("topic_id")

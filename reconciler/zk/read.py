@@ -13,6 +13,7 @@ list and get is absent; corrupt data raises `LiveStateError` naming the znode.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ from reconciler.zk.session import ZooKeeperError
 # apply's pre-read); these names stay for the tests that patch or inspect them
 _MultiRead = multiread.MultiRead
 _multi_read_support = multiread.NO_MULTI_READ
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,7 @@ class _Pipeline:
         return max(0.0, self.deadline - time.monotonic())
 
 
-def read_live_state(
+def _read_live_state(
     client: KazooClient,
     cluster: str,
     scope: ReadScope = ReadScope(),
@@ -127,6 +130,33 @@ def read_live_state(
     except KazooException as exc:
         raise ZooKeeperError(f"ZooKeeper error while reading cluster {cluster}: {exc!r}") from exc
     return state
+
+
+RECONNECT_WAIT_S = 15.0  # for kazoo's new session after an expiry (it fails every request until then)
+
+
+def read_live_state(
+    client: KazooClient,
+    cluster: str,
+    scope: ReadScope = ReadScope(),
+    *,
+    timeout_s: float = 120.0,
+    multi_read: bool = True,
+) -> LiveState:
+    """The live state of one cluster (see `_read_live_state`), read once more if the ZooKeeper session
+    expired during the read: a read holds nothing in the session and kazoo has already opened a new one,
+    so starting over is safe. A closed client (unreachable for longer than the retries) is not retried."""
+    try:
+        return _read_live_state(client, cluster, scope, timeout_s=timeout_s, multi_read=multi_read)
+    except ZooKeeperError as exc:
+        cause = exc.__cause__
+        if not isinstance(cause, SessionExpiredError) or isinstance(cause, ConnectionClosedError):
+            raise
+    log.warning("the ZooKeeper session expired while reading cluster %s; reading it again", cluster)
+    deadline = time.monotonic() + RECONNECT_WAIT_S
+    while not client.connected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _read_live_state(client, cluster, scope, timeout_s=timeout_s, multi_read=multi_read)
 
 
 def _read_once(

@@ -46,7 +46,7 @@ def install(spec: str, session_file: str | None) -> None:
             pause(self)
         return result
 
-    KazooClient._call = _call  # type: ignore[method-assign]
+    KazooClient._call = _call
 
 
 def main() -> None:

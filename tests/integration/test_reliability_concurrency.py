@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.errors import ReconcilerError
+from reconciler.workflow import apply_tuning
 from tests.integration.reliability import (
     Proc,
     cli,
@@ -25,6 +27,8 @@ from tests.integration.reliability import (
 )
 
 OLD, NEW = {"retention.ms": "1000"}, {"retention.ms": "2000"}
+
+pytestmark = pytest.mark.timeout(180)  # a safety net: each process inside has its own timeout
 
 
 def setup_cluster(client: KazooClient, root: Path, connect: str, count: int) -> tuple[Path, list[str]]:
@@ -147,3 +151,19 @@ def test_manual_edit_during_apply_stops_it_at_that_batch(
     assert {n for n, v in configs.items() if v == config_bytes(NEW)} == {w.split("/")[1] for w in written}
     assert cli(repo, "apply", "--auto-approve", timeout=60).code == 0
     assert_converged(zk_client, repo, names)
+
+
+def test_operator_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECONCILER_MAX_BATCH_BYTES", "2048")
+    monkeypatch.setenv("RECONCILER_LOCK_TIMEOUT", "0")
+    assert apply_tuning() == {"max_batch_bytes": 2048, "lock_timeout_s": 0.0}
+    for env, value, error in [
+        ("RECONCILER_MAX_BATCH_BYTES", "1MB", "is not a number"),
+        ("RECONCILER_MAX_BATCH_BYTES", "100", "at least 1024 bytes"),
+        ("RECONCILER_LOCK_TIMEOUT", "nan", "between 0 and 86400"),
+        ("RECONCILER_LOCK_TIMEOUT", "-1", "between 0 and 86400"),
+    ]:
+        with monkeypatch.context() as patch:
+            patch.setenv(env, value)
+            with pytest.raises(ReconcilerError, match=error):
+                apply_tuning()

@@ -16,6 +16,8 @@ from tests.integration.reliability import cli, config_bytes, seed_topics, tree, 
 TOPICS = {f"t-{i:03d}": {"retention.ms": "1000"} for i in range(3)}
 WANTED = {name: {"retention.ms": "2000"} for name in TOPICS}
 
+pytestmark = pytest.mark.timeout(120)  # a safety net: each process inside has its own timeout
+
 
 def registration(broker: int) -> bytes:
     return json.dumps({

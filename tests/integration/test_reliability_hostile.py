@@ -19,6 +19,8 @@ from tests.integration.reliability import Run, cli, write_repo
 MAX_SECONDS = 10  # a safety net, not a benchmark: each is refused in about a second or less
 MAX_RSS_MB = 500
 
+pytestmark = pytest.mark.timeout(120)  # a safety net: each process inside has its own timeout
+
 
 def alias_bomb() -> bytes:
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']

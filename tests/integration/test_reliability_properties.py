@@ -52,6 +52,8 @@ USER_KEYS = {"request_percentage": ["10.0", "20.0"], "producer_byte_rate": ["102
 CLIENT_KEYS = {"producer_byte_rate": ["1024", "2048"], "consumer_byte_rate": ["8192"]}
 TOPICS = ["orders", "payments", "audit.trail"]
 
+pytestmark = pytest.mark.timeout(300)  # a safety net: 25 examples take a few seconds
+
 
 def configs(keys: Mapping[str, list[str]]) -> st.SearchStrategy[dict[str, str]]:
     return st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in keys.items()})

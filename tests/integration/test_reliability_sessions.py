@@ -43,6 +43,8 @@ LOCK_GONE = re.compile(
     r"written( \(batches 1-\d+ are committed and correct\))?\. Run `reconciler plan` and apply again"
 )
 
+pytestmark = pytest.mark.timeout(120)  # a safety net: each process inside has its own timeout
+
 
 @pytest.fixture
 def repo(zk_client: KazooClient, zk_connect: str, zk_server: ZkServer, tmp_path: Path) -> Path:

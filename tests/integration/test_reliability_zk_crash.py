@@ -30,7 +30,7 @@ from tests.integration.reliability import (
     write_repo,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]  # a safety net: each run inside is bounded too
 
 N = 3000
 OLD, NEW = {"retention.ms": "1000"}, {"retention.ms": "2000"}

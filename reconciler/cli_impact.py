@@ -1,0 +1,87 @@
+"""Fleet impact commands: `snapshot` (live state -> Parquet inventory) and `impact` (blast radius report).
+
+Registered on the main group by the last line of `cli.py`. Spark and the impact modules are imported inside
+the commands, so other commands never pay for them. stdout carries only the report; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from reconciler.cli import Context
+
+MASTER_HELP = "Spark master: local[*] (in-process, default), spark://host:port, or a Spark Connect sc://host:port."
+
+
+@click.command()
+@click.argument("clusters", nargs=-1)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Inventory directory (Parquet tables; replaced).")
+@click.option("--sizes", "sizes_csv", type=click.Path(dir_okay=False, path_type=Path),
+              help="Partition sizes CSV: cluster,topic,partition,size_bytes (with a header line).")
+@click.option("--parallel", type=click.IntRange(1, 64), default=8, show_default=True,
+              help="Clusters read at the same time (one ZooKeeper client each).")
+@click.option("--master", default="local[*]", show_default=True, help=MASTER_HELP)
+@click.pass_obj
+def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path | None, parallel: int,
+             master: str) -> None:
+    """Read the live state of CLUSTER… (default: every cluster of the manifests) into a Parquet inventory."""
+    from reconciler.impact.session import spark_session
+    from reconciler.impact.snapshot import snapshot as take
+    from reconciler.workflow import load_desired
+
+    states, _ = load_desired(obj.repo, clusters)
+    with spark_session(master) as spark:
+        rows = take(spark, states, obj.repo, out, sizes_csv=sizes_csv, parallel=parallel)
+    click.echo(
+        f"snapshot of {len(states)} cluster(s) written to {out}: {len(rows['brokers'])} brokers, "
+        f"{len(rows['topics'])} topics, {len(rows['partitions'])} partitions, {len(rows['configs'])} config values",
+        err=True,
+    )
+
+
+@click.command()
+@click.argument("clusters", nargs=-1)
+@click.option("--git-base", help="Only the clusters changed since this revision (e.g. origin/main).")
+@click.option("--inventory", type=click.Path(file_okay=False, path_type=Path),
+              help="Inventory from `reconciler snapshot` (default: read live from ZooKeeper).")
+@click.option("--master", default="local[*]", show_default=True, help=MASTER_HELP)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write report.md/json/html and the Parquet detail tables here.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json", "html"]), default="markdown",
+              show_default=True, help="What to print on stdout.")
+@click.option("--full", is_flag=True, help="Evaluate every topic x every topic config (slower, same result).")
+@click.pass_obj
+def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, inventory: Path | None, master: str,
+           out: Path | None, fmt: str, full: bool) -> None:
+    """The blast radius of the manifests: effective config changes per key, risk rule and cluster."""
+    from reconciler.impact.run import ImpactOptions, check_inventory, run_impact
+
+    if inventory is not None:
+        check_inventory(inventory)
+    opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory, master=master,
+                         out=out, full=full)
+    summary = run_impact(opts)
+    if fmt == "json":
+        from reconciler.impact.report import render_json
+
+        click.echo(render_json(summary), nl=False)
+    elif fmt == "html":
+        from reconciler.impact.html import render_html
+
+        click.echo(render_html(summary), nl=False)
+    else:
+        from reconciler.impact.report import render_markdown
+
+        click.echo(render_markdown(summary), nl=False)
+    if out is not None:
+        click.echo(f"impact report written to {out}", err=True)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(snapshot)
+    main.add_command(impact)

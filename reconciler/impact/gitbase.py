@@ -1,0 +1,67 @@
+"""`impact --git-base REV`: the clusters a branch changes.
+
+Uses the GitOps module's `changed_clusters` (merge base, FleetDefaults selectors, work tree). If that module
+is not importable, a minimal GitPython diff of the work tree against REV stands in: a cluster changes when
+a file under `clusters/<cluster>/` changed, and a change to `clusters/fleet.yaml` counts for every cluster.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+
+
+def _gitops() -> Any:
+    for module in ("reconciler.gitops.changes", "reconciler.gitops"):
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            continue
+        if hasattr(found, "changed_clusters"):
+            return found.changed_clusters
+    return None
+
+
+def _minimal(repo_root: Path, base_rev: str, known: Iterable[str]) -> set[str]:
+    import git
+
+    try:
+        repo = git.Repo(repo_root, search_parent_directories=True)
+        base = repo.commit(base_rev)
+    except (git.GitError, ValueError) as exc:
+        raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
+    top = Path(repo.working_tree_dir or repo_root).resolve()
+    prefix = (repo_root.resolve() / "clusters").relative_to(top).as_posix() + "/"
+    paths = {p for d in base.diff(None) for p in (d.a_path, d.b_path) if p}
+    paths |= set(repo.untracked_files)
+    changed: set[str] = set()
+    for path in paths:
+        if not path.startswith(prefix):
+            continue
+        rest = path[len(prefix):]
+        if "/" not in rest:
+            if rest.startswith("fleet."):
+                return set(known)
+            continue
+        changed.add(rest.split("/", 1)[0])
+    return changed & set(known)
+
+
+def changed_clusters(repo_root: Path, base_rev: str, known: Iterable[str]) -> set[str]:
+    """Clusters changed since `base_rev` that exist in the manifests (`known`)."""
+    known = set(known)
+    finder = _gitops()
+    if finder is None:
+        return _minimal(repo_root, base_rev, known)
+    try:
+        result = finder(repo_root, base_rev)
+    except ReconcilerError:
+        raise
+    except Exception as exc:
+        raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
+    names = getattr(result, "clusters", result)
+    return set(names) & known

@@ -1,0 +1,158 @@
+"""Impact reports from the summary dict: JSON (SPEC §8 shape and more), Markdown (one PR comment, well under
+GitHub's 65,536 characters), and the files of `--out` (report.md/json/html + the Parquet detail tables).
+
+Pure functions of the summary, except `write_outputs` (files, and Spark's Parquet writer for the details).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reconciler.render.units import short
+
+if TYPE_CHECKING:
+    from reconciler.impact.job import Changes
+
+BUDGET = 60_000
+BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
+KEY_ROWS, RULE_ROWS, CLUSTER_ROWS, EXAMPLE_ROWS = 40, 30, 20, 15
+
+
+def render_json(summary: dict[str, Any]) -> str:
+    return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+
+
+def count(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+def size(n: int | None) -> str:
+    if n is None:
+        return "–"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def _cell(text: str) -> str:
+    """Manifest and live text in a table cell: no HTML, no mentions, no pipes."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b")
+    return "`" + re.sub(r"[`|\n]", "?", text) + "`"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right_from: int) -> list[str]:
+    align = ["---" if i < right_from else "---:" for i in range(len(head))]
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _of(part: int, whole: int | None) -> str:
+    return count(part) if not whole else f"{part:,} of {whole:,}"
+
+
+def headline(s: dict[str, Any]) -> str:
+    if not s["clustersAffected"]:
+        return f"no effective config changes in {len(s['clusters'])} cluster(s)"
+    return (f"{s['clustersAffected']:,} cluster(s), {s['brokersAffected']:,} broker(s), "
+            f"{s['topicsAffected']:,} topic(s), {s['partitionsAffected']:,} partition(s) affected"
+            + ("" if s["bytesAffected"] is None else f", {size(s['bytesAffected'])}"))
+
+
+def render_markdown(s: dict[str, Any]) -> str:
+    inv = s["inventory"]
+    risks = s["topicsByRisk"]
+    lines = [f"## Fleet impact: {headline(s)}", ""]
+    worst = next((r for r in ("destructive", "disruptive") if risks.get(r)), None)
+    if worst or any(k["risk"] != "safe" for k in s["byKey"]):
+        parts = [f"{BADGE[r]} **{r}** on {risks.get(r, 0):,} topic(s)" for r in ("destructive", "disruptive")]
+        lines += [" · ".join(parts), ""]
+    source = s.get("source") or {}
+    if source:
+        lines += [f"Compared: the manifests against {source.get('before', 'the inventory')}.", ""]
+    lines += _table(
+        ["", "clusters", "brokers", "topics", "partitions", "bytes"],
+        [["affected", _of(s["clustersAffected"], inv["clusters"]), _of(s["brokersAffected"], inv["brokers"]),
+          _of(s["topicsAffected"], inv["topics"]), _of(s["partitionsAffected"], inv["partitions"]),
+          size(s["bytesAffected"])]],
+        1,
+    )
+    if s["missingClusters"]:
+        lines += ["", f"Not in the inventory (nothing to compare): {', '.join(map(_cell, s['missingClusters']))}"]
+    if s["topicsCreated"] or s["partitionIncreases"]:
+        lines += ["", f"Also: {s['topicsCreated']:,} topic(s) created, {s['partitionIncreases']:,} partition "
+                      "increase(s) (not counted above: they have no value before)."]
+    lines += _sections(s)
+    text = "\n".join(lines) + "\n"
+    if len(text) > BUDGET:  # the tables are bounded; this guards odd cases (very long names)
+        text = text[:BUDGET].rsplit("\n", 1)[0] + "\n\n… (cut to fit a comment: see report.json / report.html)\n"
+    return text
+
+
+def _sections(s: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    keys = s["byKey"][:KEY_ROWS]
+    if keys:
+        out += ["", "### By key", ""]
+        out += _table(["key", "risk", "clusters", "brokers", "topics", "partitions", "bytes"], [
+            [_cell(k["key"]), f"{BADGE[k['risk']]} {k['risk']}", count(k["clusters"]), count(k["brokers"]),
+             count(k["topics"]), count(k["partitions"]), size(k["bytes"])] for k in keys], 2)
+        out += _more(len(s["byKey"]), len(keys), "keys")
+    rules = s["byRule"][:RULE_ROWS]
+    if rules:
+        out += ["", "### By risk rule", ""]
+        out += _table(["rule", "risk", "keys", "clusters", "brokers", "topics", "partitions"], [
+            [_cell(r["rule"]), f"{BADGE[r['risk']]} {r['risk']}", ", ".join(_cell(k) for k in r["keys"][:4]),
+             count(r["clusters"]), count(r["brokers"]), count(r["topics"]), count(r["partitions"])]
+            for r in rules], 3)
+    clusters = s["byCluster"][:CLUSTER_ROWS]
+    if clusters:
+        out += ["", f"### Most affected clusters ({len(clusters)} of {len(s['byCluster']):,})", ""]
+        out += _table(["cluster", "risk", "brokers", "topics", "partitions", "bytes", "changes"], [
+            [_cell(c["cluster"]), f"{BADGE[c['risk']]} {c['risk']}", count(c["brokers"]), count(c["topics"]),
+             count(c["partitions"]), size(c["bytes"]), count(c["changes"])] for c in clusters], 2)
+    examples = s["topicChanges"][:EXAMPLE_ROWS]
+    if examples:
+        out += ["", f"### Examples (of {s['topicChangesTotal']:,} topic config changes)", ""]
+        out += _table(["cluster", "topic", "key", "before → after", "partitions", "risk"], [
+            [_cell(e["cluster"]), _cell(e["topic"]), _cell(e["key"]), _arrow(e["key"], e["before"], e["after"]),
+             count(e["partitions"]), f"{BADGE[e['risk']]} {e['risk']}"] for e in examples], 4)
+    brokers = s["brokerChanges"][:EXAMPLE_ROWS]
+    if brokers:
+        out += ["", f"### Broker configs (of {s['brokerChangesTotal']:,} broker config changes)", ""]
+        out += _table(["cluster", "broker", "key", "before → after", "risk"], [
+            [_cell(b["cluster"]), str(b["broker"]), _cell(b["key"]), _arrow(b["key"], b["before"], b["after"]),
+             f"{BADGE[b['risk']]} {b['risk']}"] for b in brokers], 5)
+    return out
+
+
+def _arrow(key: str, before: str | None, after: str | None) -> str:
+    return f"{_cell(short(key, before))} → {_cell(short(key, after))}"
+
+
+def _more(total: int, shown: int, what: str) -> list[str]:
+    return [] if total <= shown else ["", f"… and {total - shown:,} more {what} in report.json"]
+
+
+def write_outputs(out: Path, summary: dict[str, Any], changes: Changes | None) -> list[Path]:
+    """report.{md,json,html} and, with the job's rows, topic_changes/ and broker_changes/ (Parquet)."""
+    from reconciler.impact.html import render_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("report.md", render_markdown(summary)), ("report.json", render_json(summary)),
+                       ("report.html", render_html(summary))):
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    if changes is not None:
+        changes.topics.write.mode("overwrite").parquet(str(out / "topic_changes"))
+        changes.brokers.write.mode("overwrite").parquet(str(out / "broker_changes"))
+        written += [out / "topic_changes", out / "broker_changes"]
+    return written

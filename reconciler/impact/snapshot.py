@@ -1,0 +1,87 @@
+"""`reconciler snapshot`: read each cluster's live state from ZooKeeper into the Parquet inventory.
+
+Clusters are read in parallel (a thread pool, one ZooKeeper client per cluster; the reads are pipelined and
+spend their time waiting on the network). The static server.properties come from the manifests. Optional
+partition sizes come from a CSV `cluster,topic,partition,size_bytes` and are kept for the snapshotted
+clusters only.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reconciler.catalog import load_catalog
+from reconciler.errors import ReconcilerError
+from reconciler.impact.inventory import Rows, live_rows, merge_rows, static_rows, write_meta, write_tables
+from reconciler.model import DesiredState, LiveState
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+Reader = Callable[[DesiredState], LiveState]
+
+
+def read_live(desired: DesiredState, root: Path) -> LiveState:
+    """Everything of one cluster: all entity types, brokers and topics (one client, closed after)."""
+    from reconciler.workflow import cluster_client
+    from reconciler.zk.read import ReadScope, read_live_state
+
+    with cluster_client(desired.cluster, root) as client:
+        return read_live_state(client, desired.cluster.name, ReadScope())
+
+
+def collect_rows(states: Mapping[str, DesiredState], root: Path, *, parallel: int = 8,
+                 reader: Reader | None = None) -> Rows:
+    """Inventory rows of the clusters; every cluster that fails is named in one error."""
+    catalog = load_catalog()
+    read = reader or (lambda d: read_live(d, root))
+
+    def one(name: str) -> Rows:
+        started = time.monotonic()
+        live = read(states[name])
+        rows = live_rows(live, catalog)
+        rows["static"] = static_rows(states[name], catalog)
+        log.info("snapshot %s: %d brokers, %d topics in %.1fs", name, len(live.brokers), len(live.topics),
+                 time.monotonic() - started)
+        return rows
+
+    names = sorted(states)
+    failures: list[str] = []
+    parts: list[Rows] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(names) or 1))) as pool:
+        futures = {name: pool.submit(one, name) for name in names}
+        for name, future in futures.items():
+            try:
+                parts.append(future.result())
+            except Exception as exc:  # one unreachable cluster must not hide the others' problems
+                failures.append(f"{name}: {exc}")
+    if failures:
+        raise ReconcilerError("cannot snapshot " + "; ".join(failures))
+    return merge_rows(parts)
+
+
+def snapshot(spark: SparkSession, states: Mapping[str, DesiredState], root: Path, out: Path, *,
+             sizes_csv: Path | None = None, parallel: int = 8, reader: Reader | None = None) -> Rows:
+    """Read, then write the inventory under `out` (tables replaced); returns the rows written."""
+    from pyspark.sql import functions as F
+
+    from reconciler.impact.inventory import read_sizes_csv
+
+    rows = collect_rows(states, root, parallel=parallel, reader=reader)
+    write_tables(spark, rows, out)
+    if sizes_csv is not None:
+        if not sizes_csv.is_file():
+            raise ReconcilerError(f"sizes file {sizes_csv} does not exist")
+        sizes = read_sizes_csv(spark, sizes_csv).filter(F.col("cluster").isin(sorted(states)))
+        sizes.coalesce(1).write.mode("overwrite").parquet(str(out / "sizes"))
+    elif (out / "sizes").exists():
+        shutil.rmtree(out / "sizes")  # sizes of an older snapshot would not match these topics
+    write_meta(out, states, "snapshot", sizes_csv is not None)
+    return rows
