@@ -53,6 +53,12 @@ class Changes:
     clusters: list[str]
 
 
+def pin(df: DataFrame) -> DataFrame:
+    """Materialise and cut the lineage: later queries start from these rows, not from a plan that grows
+    with every step (Catalyst analyses whole plans on every DataFrame call; long plans cost seconds each)."""
+    return df.localCheckpoint(eager=True)
+
+
 def _only(df: DataFrame, clusters: list[str]) -> DataFrame:
     from pyspark.sql import functions as F
 
@@ -94,7 +100,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     # broker side: dynamic (<default>, per broker) and static layers, before and after
     dyn_b = _entities(configs, "brokers")
     dyn_a = after_entities(dyn_b, _entities(desired, "brokers"), decl_b, policy, prunable=True)
-    be = broker_effective(spark, brokers, (dyn_b, _only(inv.static, clusters)), (dyn_a, static_a)).cache()
+    be = pin(broker_effective(spark, brokers, (dyn_b, _only(inv.static, clusters)), (dyn_a, static_a)))
     ck = (
         be.filter("is_topic").groupBy("cluster", "key").agg(
             F.max(F.col("changed").cast("int")).alias("any_changed"),
@@ -102,17 +108,17 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
             .alias("states"),
             F.first("vb").alias("cvb"), F.first("va").alias("cva"),
         ).withColumn("uniform", F.col("states") == 1)
-    ).cache()
+    )
 
     # topic side: overrides of declared topics, before and after (the only ones that can change)
     ovr_b = _entities(configs, "topics")
     ovr_b_decl = ovr_b.join(F.broadcast(decl_t), ["cluster", "entity"], "left_semi")
     ovr_a_decl = after_entities(ovr_b_decl, _entities(desired, "topics"), decl_t, policy, prunable=False)
-    d_full = (
+    d_full = pin(
         ovr_b_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
         .join(ovr_a_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("oa")),
               ["cluster", "topic", "key"], "full")
-    ).cache()
+    )
     d = d_full.filter(~same(F.col("ob"), F.col("oa"), F.col("key"), K.list_keys()))
 
     # the few facts that shape the plan, in one small collect: which (cluster, key) change on the broker
@@ -207,7 +213,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
         F.col("vb").alias("before"), F.col("va").alias("after"), "rules", "risk",
     )
-    topic_rows = topic_rows.cache()
+    topic_rows = pin(topic_rows)
     override_reps = _replicas(
         _only(partitions, override_clusters), topic_rows.filter(F.col("src") == "override").select("cluster", "topic")
     )
@@ -222,7 +228,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         .distinct()
     )
     topic_decl = local_df(spark, after.topics, TOPIC_SCHEMA)
-    return Changes(topic_rows, broker_rows.cache(), hits.cache(), topics, brokers,
+    return Changes(topic_rows, pin(broker_rows), pin(hits), topics, brokers,
                    _only(inv.sizes, clusters) if inv.sizes is not None else None, topic_decl, clusters)
 
 
