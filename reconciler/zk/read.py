@@ -99,15 +99,10 @@ class _Pipeline:
         return max(0.0, self.deadline - time.monotonic())
 
 
-def _read_live_state(
-    client: KazooClient,
-    cluster: str,
-    scope: ReadScope = ReadScope(),
-    *,
-    timeout_s: float = 120.0,
-    multi_read: bool = True,
+def _read_with_retries(
+    client: KazooClient, cluster: str, scope: ReadScope, timeout_s: float, multi_read: bool
 ) -> LiveState:
-    """The live state of one cluster.
+    """One read of the live state of one cluster.
 
     `multi_read`: batch the gets into multiRead requests when the server supports them (learnt once per
     client), else one kazoo request per znode. The whole (idempotent) read is retried a few times on
@@ -143,11 +138,11 @@ def read_live_state(
     timeout_s: float = 120.0,
     multi_read: bool = True,
 ) -> LiveState:
-    """The live state of one cluster (see `_read_live_state`), read once more if the ZooKeeper session
+    """The live state of one cluster (see `_read_with_retries`), read once more if the ZooKeeper session
     expired during the read: a read holds nothing in the session and kazoo has already opened a new one,
     so starting over is safe. A closed client (unreachable for longer than the retries) is not retried."""
     try:
-        return _read_live_state(client, cluster, scope, timeout_s=timeout_s, multi_read=multi_read)
+        return _read_with_retries(client, cluster, scope, timeout_s, multi_read)
     except ZooKeeperError as exc:
         cause = exc.__cause__
         if not isinstance(cause, SessionExpiredError) or isinstance(cause, ConnectionClosedError):
@@ -156,7 +151,7 @@ def read_live_state(
     deadline = time.monotonic() + RECONNECT_WAIT_S
     while not client.connected and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _read_live_state(client, cluster, scope, timeout_s=timeout_s, multi_read=multi_read)
+    return _read_with_retries(client, cluster, scope, timeout_s, multi_read)
 
 
 def _read_once(
