@@ -154,3 +154,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # --- secret-leak scan over the whole run (see tests/leakcheck.py) ----------------------------------------
 from tests.leakcheck import pytest_runtest_logreport, pytest_sessionfinish  # noqa: E402,F401
+
+
+# --- Spark (fleet impact) ------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One real local SparkSession (local[2]) for the whole run; the impact code reuses an active session."""
+    os.environ.setdefault("RECONCILER_SPARK_PARTITIONS", "2")
+    from reconciler.impact.session import _classic
+
+    session = _classic("local[2]")
+    yield session
+    session.stop()

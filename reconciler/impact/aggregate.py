@@ -4,14 +4,18 @@ A topic counts once however many of its keys change; its affected partitions are
 (all of them, unless per-broker values limit a change to the partitions with a replica on some brokers);
 bytes are the sizes of those partitions (null when the inventory has no sizes). `byKey` counts, per key,
 the topics whose effective value of that key changes and the brokers on which it changes (broker-level
-keys have no topics). `changes` of a cluster = changed (topic, key) plus changed (broker, key) values.
-Lists are sorted most affected first. Only small aggregates are collected to the driver.
+keys have no topics); `byRule` likewise per risk rule (a topic counts once per rule). `changes` of a
+cluster = changed (topic, key) plus changed (broker, key) values. Lists are sorted most affected first.
+
+Spark reduces everything to per-(cluster, key) and per-(cluster, rule) rows, collected in ONE job (every
+job costs scheduling time on a small machine); Python only adds up those few thousand rows.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.job import Changes
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 SUMMARY_FORMAT = 1
+Rows = list[dict[str, Any]]
 
 
 def _severity(risk: Column) -> Column:
@@ -33,99 +38,52 @@ def _severity(risk: Column) -> Column:
     return expr
 
 
-def _risk_name(level: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    expr = F.lit("safe")
-    for name, value in RISK_ORDER.items():
-        expr = F.when(level == value, F.lit(name)).otherwise(expr)
-    return expr
-
-
-def _union(rows: DataFrame, by: list[str], sizes: DataFrame | None) -> DataFrame:
-    """Per group (within one topic): affected partitions as the union of the rows' partitions, and bytes."""
+def _union(rows: DataFrame, by: list[str], part_sizes: DataFrame | None) -> DataFrame:
+    """Per group (within one topic): affected partitions = union of the rows' partitions; their bytes."""
     from pyspark.sql import functions as F
 
     g = rows.groupBy(*by).agg(
-        F.first("partitions").alias("topic_partitions"),
+        F.first("partitions").alias("topic_partitions"), F.first("topic_bytes").alias("topic_bytes"),
         F.max(F.col("part_ids").isNull().cast("int")).alias("all"),
-        F.array_distinct(F.flatten(F.collect_list(F.coalesce("part_ids", F.array().cast("array<int>")))))
-        .alias("ids"),
+        F.collect_list("part_ids").alias("ids"),  # skips nulls: empty for the common all-partitions rows
         F.max(_severity(F.col("risk"))).alias("level"),
-    )
+    ).withColumn("ids", F.array_distinct(F.flatten("ids")))
     g = g.withColumn("all", (F.col("all") == 1) | (F.size("ids") == F.col("topic_partitions")))
     g = g.withColumn("parts", F.when(F.col("all"), F.col("topic_partitions")).otherwise(F.size("ids")))
-    if sizes is None:
+    if part_sizes is None:
         return g.withColumn("bytes", F.lit(None).cast("long"))
-    whole = sizes.join(g.filter("all").select("cluster", "topic").distinct(), ["cluster", "topic"], "left_semi")
-    whole = whole.groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes"))
-    part = (
-        g.filter(~F.col("all")).select(*by, F.explode("ids").alias("partition"))
-        .join(sizes, ["cluster", "topic", "partition"]).groupBy(*by).agg(F.sum("size_bytes").alias("part_bytes"))
-    )
-    g = g.join(whole, ["cluster", "topic"], "left").join(part, by, "left")
-    bytes_ = F.when(F.col("all"), F.col("topic_bytes")).otherwise(F.col("part_bytes"))
-    return g.withColumn("bytes", F.coalesce(bytes_, F.lit(0)).cast("long"))
+    some = (g.filter(~F.col("all")).select(*by, F.explode("ids").alias("partition"))
+            .join(part_sizes, ["cluster", "topic", "partition"]).groupBy(*by).agg(F.sum("size_bytes").alias("pb")))
+    bytes_ = F.when(F.col("all"), F.col("topic_bytes")).otherwise(F.col("pb"))
+    return g.join(some, by, "left").withColumn("bytes", F.coalesce(bytes_, F.lit(0)).cast("long"))
 
 
 def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
-    """Every aggregate the summary needs, as DataFrames of small row counts."""
     from pyspark.sql import functions as F
 
-    t, b, hits, sizes = ch.topics, ch.brokers, ch.broker_hits, ch.sizes
-    per_topic = _union(t, ["cluster", "topic"], sizes)
+    t, b, hits = ch.topics, ch.brokers, ch.broker_hits
     one = F.lit(1)
-    key_clusters = t.select("key", "cluster").unionByName(hits.select("key", "cluster")).distinct()
-    by_key = (
-        t.groupBy("key").agg(
-            F.count(one).alias("topics"),
-            F.sum(F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids")))
-            .alias("partitions"),
-            F.max(_severity(F.col("risk"))).alias("level_t"),
-            F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules_t"),
-        )
-        .join(hits.groupBy("key").agg(F.count(one).alias("brokers")), "key", "full")
-        .join(key_clusters.groupBy("key").agg(F.count(one).alias("clusters")), "key", "left")
-        .join(b.withColumn("key", F.coalesce("topic_key", "key")).groupBy("key").agg(
-            F.max(_severity(F.col("risk"))).alias("level_b"),
-            F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules_b"),
-        ), "key", "left")
-    )
-    if sizes is not None:
-        key_bytes = _union(t, ["cluster", "topic", "key"], sizes).groupBy("key").agg(F.sum("bytes").alias("bytes"))
-        by_key = by_key.join(key_bytes, "key", "left")
-    else:
-        by_key = by_key.withColumn("bytes", F.lit(None).cast("long"))
-    exploded = t.select("*", F.explode("rules").alias("rule"))
-    per_rule = _union(exploded, ["cluster", "topic", "rule"], sizes)
-    cluster_changes = t.select("cluster", "risk").unionByName(b.select("cluster", "risk")).groupBy("cluster").agg(
-        F.count(one).alias("changes"), F.max(_severity(F.col("risk"))).alias("level_c"))
-    by_cluster = (
-        cluster_changes
-        .join(per_topic.groupBy("cluster").agg(F.count(one).alias("topics"), F.sum("parts").alias("partitions"),
-                                               F.sum("bytes").alias("bytes"), F.max("level").alias("level_t")),
-              "cluster", "left")
-        .join(hits.groupBy("cluster").agg(F.countDistinct("broker").alias("brokers")), "cluster", "left")
-    )
+    rule_rows = t.select("*", F.explode("rules").alias("rule"))
+    broker_rules = b.select("cluster", "broker", "key", F.explode("rules").alias("rule"))
     parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
-    declared, scope = ch.declared_topics, ch.scope_topics
+    scope, declared = ch.scope_topics, ch.declared_topics
     return {
-        "totals": per_topic.agg(F.count(one).alias("topics"), F.sum("parts").alias("partitions"),
-                                F.sum("bytes").alias("bytes")),
-        "byRisk": per_topic.groupBy("level").agg(F.count(one).alias("topics")),
-        "clusters": t.select("cluster").unionByName(hits.select("cluster")).distinct().agg(F.count(one).alias("n")),
-        "brokers": hits.select("cluster", "broker").distinct().agg(F.count(one).alias("n")),
-        "topicChanges": t.agg(F.count(one).alias("n")),
-        "brokerChanges": b.agg(F.count(one).alias("n")),
-        "byKey": by_key,
-        "ruleTopics": per_rule.groupBy("rule").agg(
-            F.countDistinct("cluster").alias("clusters"), F.count(one).alias("topics"),
-            F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
-        "ruleKeys": exploded.groupBy("rule").agg(F.array_sort(F.collect_set("key")).alias("keys")),
-        "ruleBrokers": b.select("cluster", "broker", "key", F.explode("rules").alias("rule")).groupBy("rule").agg(
-            F.countDistinct("cluster", "broker").alias("brokers"), F.countDistinct("cluster").alias("clusters"),
-            F.array_sort(F.collect_set("key")).alias("keys")),
-        "byCluster": by_cluster,
+        "topics": _union(t, ["cluster", "topic"], ch.sizes).groupBy("cluster", "level").agg(
+            F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
+        "keys": t.groupBy("cluster", "key").agg(
+            F.count(one).alias("topics"), F.sum(parts).alias("partitions"), F.sum("bytes").alias("bytes"),
+            F.max(_severity(F.col("risk"))).alias("level"), F.array_distinct(F.flatten(F.collect_list("rules")))
+            .alias("rules")),
+        "hits": hits.groupBy("cluster", "key").agg(F.count(one).alias("brokers")),
+        "hitBrokers": hits.groupBy("cluster").agg(F.countDistinct("broker").alias("brokers")),
+        "brokerKeys": b.groupBy("cluster", F.coalesce("topic_key", "key").alias("key")).agg(
+            F.count(one).alias("changes"), F.max(_severity(F.col("risk"))).alias("level"),
+            F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules")),
+        "rules": _union(rule_rows, ["cluster", "topic", "rule"], ch.sizes).groupBy("cluster", "rule").agg(
+            F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
+        "ruleKeys": rule_rows.select("rule", "key").distinct().unionByName(
+            broker_rules.select("rule", "key").distinct()),
+        "ruleBrokers": broker_rules.groupBy("cluster", "rule").agg(F.countDistinct("broker").alias("brokers")),
         "inventory": scope.agg(F.count(one).alias("topics"), F.sum("partitions").alias("partitions")),
         "inventoryBrokers": ch.brokers_all.agg(F.count(one).alias("n")),
         "present": ch.brokers_all.select("cluster").unionByName(scope.select("cluster")).distinct(),
@@ -141,8 +99,8 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
     }
 
 
-def collect_sections(sections: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
-    """All sections in one Spark job (each job costs ~1 s of scheduling on a small machine)."""
+def collect_sections(sections: dict[str, DataFrame]) -> dict[str, Rows]:
+    """Every section in one Spark job, each row as JSON (the sections have different columns)."""
     from pyspark.sql import functions as F
 
     parts = [
@@ -151,38 +109,50 @@ def collect_sections(sections: dict[str, DataFrame]) -> dict[str, list[dict[str,
         for name, df in sections.items()
     ]
     union = functools.reduce(lambda x, y: x.unionByName(y), parts)
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in sections}
+    out: dict[str, Rows] = {name: [] for name in sections}
     for row in union.collect():
         out[row["section"]].append(json.loads(row["row"]))
     return out
 
 
+def _name(level: int | None) -> str:
+    return next((n for n, v in RISK_ORDER.items() if v == (level or 0)), "safe")
+
+
+def _add(total: int | None, part: int | None) -> int | None:
+    return None if total is None and part is None else (total or 0) + (part or 0)
+
+
 def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
     s = collect_sections(_sections(ch, sample))
-    totals = s["totals"][0]
+    has_sizes = ch.sizes is not None
     by_risk = {name: 0 for name in sorted(RISK_ORDER, key=RISK_ORDER.__getitem__, reverse=True)}
-    for r in s["byRisk"]:
-        by_risk[_level_name(r["level"])] = r["topics"]
+    topics = partitions = 0
+    bytes_: int | None = 0 if has_sizes else None
+    for r in s["topics"]:
+        by_risk[_name(r["level"])] += r["topics"]
+        topics += r["topics"]
+        partitions += r["partitions"] or 0
+        bytes_ = _add(bytes_, r["bytes"]) if has_sizes else None
+    affected = {r["cluster"] for r in s["keys"]} | {r["cluster"] for r in s["hits"]}
     present = {r["cluster"] for r in s["present"]}
     inventory = s["inventory"][0]
     return {
         "format": SUMMARY_FORMAT,
         "clusters": ch.clusters,
-        "clustersAffected": s["clusters"][0]["n"],
-        "brokersAffected": s["brokers"][0]["n"],
-        "topicsAffected": totals["topics"],
-        "partitionsAffected": int(totals["partitions"] or 0),
-        "bytesAffected": None if ch.sizes is None else int(totals["bytes"] or 0),
+        "clustersAffected": len(affected),
+        "brokersAffected": sum(r["brokers"] for r in s["hitBrokers"]),
+        "topicsAffected": topics,
+        "partitionsAffected": partitions,
+        "bytesAffected": bytes_,
         "topicsByRisk": by_risk,
-        "topicChangesTotal": s["topicChanges"][0]["n"],
-        "brokerChangesTotal": s["brokerChanges"][0]["n"],
-        "byKey": _by_key(s["byKey"]),
-        "byRule": _by_rule(s, ch.sizes is not None),
-        "byCluster": _by_cluster(s["byCluster"], ch.sizes is not None),
-        "inventory": {
-            "clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
-            "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0),
-        },
+        "topicChangesTotal": sum(r["topics"] for r in s["keys"]),
+        "brokerChangesTotal": sum(r["changes"] for r in s["brokerKeys"]),
+        "byKey": _by_key(s, has_sizes),
+        "byRule": _by_rule(s, has_sizes),
+        "byCluster": _by_cluster(s, has_sizes),
+        "inventory": {"clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
+                      "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0)},
         "missingClusters": sorted(set(ch.clusters) - present),
         "topicsCreated": s["created"][0]["n"],
         "partitionIncreases": s["grown"][0]["n"],
@@ -191,56 +161,75 @@ def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, 
     }
 
 
-def _level_name(level: int | None) -> str:
-    return next((n for n, v in RISK_ORDER.items() if v == (level or 0)), "safe")
-
-
-def _by_key(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = [
-        {
-            "key": r["key"], "clusters": r["clusters"] or 0, "brokers": r["brokers"] or 0,
-            "topics": r["topics"] or 0, "partitions": int(r["partitions"] or 0), "bytes": r["bytes"],
-            "risk": _level_name(max(r["level_t"] or 0, r["level_b"] or 0)),
-            "rules": _rule_order(set(r["rules_t"] or []) | set(r["rules_b"] or [])),
-        }
-        for r in rows
-    ]
-    out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["brokers"], r["key"]))
-    return out
-
-
 def _rule_order(ids: set[str]) -> list[str]:
     order = list(RULES)
     return sorted(ids, key=order.index)
 
 
-def _by_rule(s: dict[str, list[dict[str, Any]]], has_sizes: bool) -> list[dict[str, Any]]:
-    keys = {r["rule"]: r["keys"] for r in s["ruleKeys"]}
-    out: dict[str, dict[str, Any]] = {}
-    for r in s["ruleTopics"]:
-        out[r["rule"]] = {**r, "brokers": 0, "keys": keys.get(r["rule"], [])}
+def _by_key(s: dict[str, Rows], has_sizes: bool) -> Rows:
+    acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
+        "clusters": set(), "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None,
+        "level": 0, "rules": set()})
+    for r in s["keys"]:
+        a = acc[r["key"]]
+        a["clusters"].add(r["cluster"])
+        a["topics"] += r["topics"]
+        a["partitions"] += r["partitions"] or 0
+        a["bytes"] = _add(a["bytes"], r["bytes"]) if has_sizes else None
+        a["level"] = max(a["level"], r["level"] or 0)
+        a["rules"] |= set(r["rules"] or [])
+    for r in s["hits"]:
+        acc[r["key"]]["clusters"].add(r["cluster"])
+        acc[r["key"]]["brokers"] += r["brokers"]
+    for r in s["brokerKeys"]:
+        acc[r["key"]]["level"] = max(acc[r["key"]]["level"], r["level"] or 0)
+        acc[r["key"]]["rules"] |= set(r["rules"] or [])
+    out = [{"key": k, "clusters": len(a["clusters"]), "brokers": a["brokers"], "topics": a["topics"],
+            "partitions": a["partitions"], "bytes": a["bytes"], "risk": _name(a["level"]),
+            "rules": _rule_order(a["rules"])} for k, a in acc.items()]
+    out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["brokers"], r["key"]))
+    return out
+
+
+def _by_rule(s: dict[str, Rows], has_sizes: bool) -> Rows:
+    acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
+        "clusters": set(), "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None,
+        "keys": set()})
+    for r in s["rules"]:
+        a = acc[r["rule"]]
+        a["clusters"].add(r["cluster"])
+        a["topics"] += r["topics"]
+        a["partitions"] += r["partitions"] or 0
+        a["bytes"] = _add(a["bytes"], r["bytes"]) if has_sizes else None
     for r in s["ruleBrokers"]:
-        row = out.setdefault(r["rule"], {"rule": r["rule"], "clusters": r["clusters"], "topics": 0,
-                                          "partitions": 0, "bytes": 0 if has_sizes else None, "keys": []})
-        row["brokers"] = r["brokers"]
-        row["keys"] = sorted(set(row["keys"]) | set(r["keys"]))
-    for row in out.values():
-        row["risk"] = RULES[row["rule"]].risk
-        row["partitions"] = int(row["partitions"] or 0)
-    order = sorted(out.values(), key=lambda r: (-RISK_ORDER[r["risk"]], -r["topics"], -r["brokers"], r["rule"]))
-    return [{k: r[k] for k in ("rule", "risk", "keys", "clusters", "brokers", "topics", "partitions", "bytes")}
-            for r in order]
+        acc[r["rule"]]["clusters"].add(r["cluster"])
+        acc[r["rule"]]["brokers"] += r["brokers"]
+    for r in s["ruleKeys"]:
+        acc[r["rule"]]["keys"].add(r["key"])
+    out = [{"rule": rule, "risk": RULES[rule].risk, "keys": sorted(a["keys"]), "clusters": len(a["clusters"]),
+            "brokers": a["brokers"], "topics": a["topics"], "partitions": a["partitions"], "bytes": a["bytes"]}
+           for rule, a in acc.items()]
+    out.sort(key=lambda r: (-RISK_ORDER[r["risk"]], -r["topics"], -r["brokers"], r["rule"]))
+    return out
 
 
-def _by_cluster(rows: list[dict[str, Any]], has_sizes: bool) -> list[dict[str, Any]]:
-    out = [
-        {
-            "cluster": r["cluster"], "brokers": r["brokers"] or 0, "topics": r["topics"] or 0,
-            "partitions": int(r["partitions"] or 0),
-            "bytes": (r["bytes"] or 0) if has_sizes else None, "changes": r["changes"],
-            "risk": _level_name(max(r["level_t"] or 0, r["level_c"] or 0)),
-        }
-        for r in rows
-    ]
+def _by_cluster(s: dict[str, Rows], has_sizes: bool) -> Rows:
+    acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
+        "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None, "changes": 0, "level": 0})
+    for r in s["topics"]:
+        a = acc[r["cluster"]]
+        a["topics"] += r["topics"]
+        a["partitions"] += r["partitions"] or 0
+        a["bytes"] = _add(a["bytes"], r["bytes"]) if has_sizes else None
+        a["level"] = max(a["level"], r["level"] or 0)
+    for r in s["keys"]:
+        acc[r["cluster"]]["changes"] += r["topics"]
+    for r in s["brokerKeys"]:
+        acc[r["cluster"]]["changes"] += r["changes"]
+        acc[r["cluster"]]["level"] = max(acc[r["cluster"]]["level"], r["level"] or 0)
+    for r in s["hitBrokers"]:
+        acc[r["cluster"]]["brokers"] = r["brokers"]
+    out = [{"cluster": c, "brokers": a["brokers"], "topics": a["topics"], "partitions": a["partitions"],
+            "bytes": a["bytes"], "changes": a["changes"], "risk": _name(a["level"])} for c, a in acc.items()]
     out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
     return out

@@ -43,12 +43,14 @@ CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
 class Changes:
     """The job's detail rows (cached) and the inputs the aggregation needs."""
 
-    topics: DataFrame  # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk)
+    # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk, topic_bytes, bytes)
+    # part_ids/brokers: null when every partition is affected (uniform broker side)
+    topics: DataFrame
     brokers: DataFrame  # (cluster, broker, key, topic_key, before, after, rules, risk)
     broker_hits: DataFrame  # (cluster, broker, key): brokers where the effective value of key changes
     scope_topics: DataFrame  # topics of the selected clusters (cluster, topic, partitions, rf)
     brokers_all: DataFrame
-    sizes: DataFrame | None
+    sizes: DataFrame | None  # sizes of the partitions some row affects in part (None: no sizes known)
     declared_topics: DataFrame
     clusters: list[str]
 
@@ -69,15 +71,6 @@ def _entities(df: DataFrame, entity_type: str) -> DataFrame:
     from pyspark.sql import functions as F
 
     return df.filter(F.col("entity_type") == entity_type).select(*ENTITY_COLS)
-
-
-def _replicas(partitions: DataFrame, topics: DataFrame) -> DataFrame:
-    """(cluster, topic, partition, broker) of the given topics' replicas."""
-    from pyspark.sql import functions as F
-
-    return partitions.join(topics, ["cluster", "topic"], "left_semi").select(
-        "cluster", "topic", "partition", F.explode("replicas").alias("broker")
-    )
 
 
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
@@ -136,20 +129,20 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         .collect()
     )
     changed_ck = [(r[1], r[2]) for r in facts if r[0] == "ck" and r[3]]
-    mixed_clusters = sorted({r[1] for r in facts if r[0] == "ck" and not r[4]})
-    override_clusters = sorted({r[1] for r in facts if r[0] == "d"})
+    mixed_clusters = sorted({r[1] for r in facts if r[0] == "ck" and r[3] and not r[4]})
     all_keys = {r[2] for r in facts if r[0] != "ck" or r[3]}
     if full:
         all_keys |= set(K.topic_keys())
     rules = applicable(all_keys)
 
     # candidates: every topic x every key changed at the broker side, plus changed overrides elsewhere
+    changed_pairs = local_df(spark, changed_ck, "cluster STRING, key STRING")
     if full:
         covered = local_df(spark, [(k,) for k in K.topic_keys()], "key STRING")
         c1 = topics.crossJoin(F.broadcast(covered))
         c2 = d.join(F.broadcast(covered), "key", "left_anti")
     else:
-        covered = local_df(spark, changed_ck, "cluster STRING, key STRING")
+        covered = changed_pairs
         c1 = topics.join(F.broadcast(covered), "cluster")
         c2 = d.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
     decl_flag = decl_t.select("cluster", F.col("entity").alias("topic"), F.lit(True).alias("_decl"))
@@ -184,8 +177,15 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     )
     uni = with_rules(uni, "key", "before", "after", "rf", rules)
     # mixed broker side: per replica
+    # replicas, read once: every topic of a cluster whose broker side changes unevenly, and the topics
+    # whose override changes (to count the brokers hosting them)
+    d_topics = F.broadcast(d.select("cluster", "topic").distinct().withColumn("_d", F.lit(True)))
+    reps = pin(
+        partitions.join(d_topics, ["cluster", "topic"], "left")
+        .filter(F.col("_d").isNotNull() | F.col("cluster").isin(mixed_clusters))
+        .select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
+    )
     mixed = cand.filter(~F.col("uniform"))
-    reps = _replicas(_only(partitions, mixed_clusters), mixed.select("cluster", "topic"))
     per_rep = (
         mixed.join(reps, ["cluster", "topic"])
         .join(be.filter("is_topic").select("cluster", "broker", "key", "vb", "va"), ["cluster", "broker", "key"])
@@ -213,23 +213,50 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
         F.col("vb").alias("before"), F.col("va").alias("after"), "rules", "risk",
     )
-    topic_rows = pin(topic_rows)
-    override_reps = _replicas(
-        _only(partitions, override_clusters), topic_rows.filter(F.col("src") == "override").select("cluster", "topic")
-    )
+    sizes = _only(inv.sizes, clusters) if inv.sizes is not None else None
+    topic_rows, part_sizes = _with_bytes(pin(topic_rows), sizes)
+    if sizes is not None:
+        topic_rows = pin(topic_rows)
     hits = (
         be.filter("changed").select("cluster", "broker", "key")
         .unionByName(topic_rows.select("cluster", "key", F.explode("brokers").alias("broker")))
         .unionByName(
-            topic_rows.filter((F.col("src") == "override") & F.col("brokers").isNull())
-            .select("cluster", "topic", "key").join(override_reps, ["cluster", "topic"])
+            # uniform rows whose broker side is unchanged (override changes): count their replicas' hosts;
+            # where the broker side changed uniformly, every broker of the cluster is already a hit
+            topic_rows.filter(F.col("brokers").isNull())
+            .join(F.broadcast(changed_pairs), ["cluster", "key"], "left_anti")
+            .select("cluster", "topic", "key").join(reps, ["cluster", "topic"])
             .select("cluster", "broker", "key")
         )
         .distinct()
     )
+    hits = pin(hits)
     topic_decl = local_df(spark, after.topics, TOPIC_SCHEMA)
-    return Changes(topic_rows, pin(broker_rows), pin(hits), topics, brokers,
-                   _only(inv.sizes, clusters) if inv.sizes is not None else None, topic_decl, clusters)
+    return Changes(topic_rows, broker_rows, hits, topics, brokers, part_sizes, topic_decl, clusters)
+
+
+def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> tuple[DataFrame, DataFrame | None]:
+    """Add `topic_bytes` (the whole topic) and `bytes` (the row's affected partitions); also return the sizes
+    of the partitions that rows affect only in part (the aggregation's unions need nothing else)."""
+    from pyspark.sql import functions as F
+
+    if sizes is None:
+        none = F.lit(None).cast("long")
+        return rows.withColumn("topic_bytes", none).withColumn("bytes", none), None
+    # sizes is the big table (one row per partition): filter it through broadcast hash tables, never shuffle it
+    affected = F.broadcast(rows.select("cluster", "topic").distinct())
+    whole = (sizes.join(affected, ["cluster", "topic"], "left_semi")
+             .groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes")))
+    partial = rows.filter(F.col("part_ids").isNotNull()).select(
+        "cluster", "topic", "key", F.explode("part_ids").alias("partition"))
+    part_sizes = pin(sizes.join(F.broadcast(partial.select("cluster", "topic", "partition").distinct()),
+                                ["cluster", "topic", "partition"], "left_semi"))
+    per_row = partial.join(part_sizes, ["cluster", "topic", "partition"]).groupBy("cluster", "topic", "key").agg(
+        F.sum("size_bytes").alias("part_bytes"))
+    rows = rows.join(whole, ["cluster", "topic"], "left").join(per_row, ["cluster", "topic", "key"], "left")
+    bytes_ = F.when(F.col("part_ids").isNull(), F.coalesce("topic_bytes", F.lit(0))).otherwise(
+        F.coalesce("part_bytes", F.lit(0)))
+    return rows.withColumn("bytes", bytes_.cast("long")).drop("part_bytes"), part_sizes
 
 
 def summarize(spark: SparkSession, changes: Changes, *, sample: int = 20) -> dict[str, Any]:

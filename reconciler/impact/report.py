@@ -42,9 +42,9 @@ def size(n: int | None) -> str:
 
 
 def _cell(text: str) -> str:
-    """Manifest and live text in a table cell: no HTML, no mentions, no pipes."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b")
-    return "`" + re.sub(r"[`|\n]", "?", text) + "`"
+    """Manifest and live text as a code span in a table cell (no HTML or mentions inside code spans); a
+    backtick or line break would end it, a pipe would end the cell."""
+    return "`" + re.sub(r"[`\r\n]", "?", text).replace("|", "\\|") + "`"
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right_from: int) -> list[str]:
@@ -121,9 +121,9 @@ def _sections(s: dict[str, Any]) -> list[str]:
     examples = s["topicChanges"][:EXAMPLE_ROWS]
     if examples:
         out += ["", f"### Examples (of {s['topicChangesTotal']:,} topic config changes)", ""]
-        out += _table(["cluster", "topic", "key", "before → after", "partitions", "risk"], [
+        out += _table(["cluster", "topic", "key", "before → after", "risk", "partitions"], [
             [_cell(e["cluster"]), _cell(e["topic"]), _cell(e["key"]), _arrow(e["key"], e["before"], e["after"]),
-             count(e["partitions"]), f"{BADGE[e['risk']]} {e['risk']}"] for e in examples], 4)
+             f"{BADGE[e['risk']]} {e['risk']}", count(e["partitions"])] for e in examples], 5)
     brokers = s["brokerChanges"][:EXAMPLE_ROWS]
     if brokers:
         out += ["", f"### Broker configs (of {s['brokerChangesTotal']:,} broker config changes)", ""]

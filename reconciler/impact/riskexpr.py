@@ -45,10 +45,13 @@ def _items(c: Column) -> Column:
 
 
 def norm(c: Column) -> Column:
-    """A comma list as a sorted set, as risk.py's `_norm`."""
+    """A comma list as a sorted set, as risk.py's `_norm` (the lambda path only for values with a comma:
+    higher-order functions are interpreted, and most values are single numbers)."""
     from pyspark.sql import functions as F
 
-    return F.array_join(F.array_sort(_items(c)), ",")
+    single = F.coalesce(F.trim(c), F.lit(""))
+    return F.when(F.coalesce(c.contains(","), F.lit(False)), F.array_join(F.array_sort(_items(c)), ",")).otherwise(
+        single)
 
 
 def _magnitude(c: Column, n: Column, rk: Column) -> Column:

@@ -1,0 +1,230 @@
+"""The impact job on a tiny fleet whose blast radius is worked out by hand below (never by the job).
+
+One inventory, one cluster per situation, so a single job run (real local Spark) covers them all:
+  shield     <default> log.retention.ms 7d -> 1h and num.io.threads 16 -> 8; topic b overrides retention.ms,
+             so it is shielded; a (2 partitions) and c (4) change; every broker changes both keys
+  perbroker  <default> log.retention.ms 7d -> 1h, but broker 1 keeps its own 1d (undeclared per-broker
+             entity: kept). RF-1 topic x has a partition on each broker: p1 (broker 2) and p2 (broker 3)
+             change, p0 (broker 1) does not; topic y lives on broker 1 only: unchanged
+  synonyms   broker 1's static server.properties says log.retention.hours=24; no dynamic value before.
+             After: <default> log.retention.ms=2d, which beats the static hours. Broker 1: 1d -> 2d
+             (raised: no risk), broker 2: Kafka default 7d -> 2d (lowered). <default> also drops
+             log.segment.bytes=512MiB: segment.bytes falls back to Kafka's default 1GiB (raised: safe).
+             Topic z (1 partition on brokers 1, 2) changes both keys
+  override   declared topic orders: retention.ms 1d -> 1h, cleanup.policy compact is no longer declared
+             (-> the default delete), min.insync.replicas=2 is in policy.ignoreKeys (kept); topic logs is
+             undeclared (kept); new.topic is created (counted apart); orders has replicas on brokers 1-3
+  untouched  declared exactly as it is: no change
+  unselected in the inventory only (not a changed cluster): never counted
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.impact.afterstate import AfterRows
+from reconciler.impact.inventory import SENSITIVE, read_inventory, write_tables
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+D = "<default>"
+BROKERS = {"shield": 3, "perbroker": 3, "synonyms": 2, "override": 3, "untouched": 1, "unselected": 1}
+# cluster -> topic -> [(replicas, size_bytes) per partition]
+TOPICS: dict[str, dict[str, list[tuple[list[int], int]]]] = {
+    "shield": {"a": [([1, 2, 3], 100), ([2, 3, 1], 200)], "b": [([3, 1, 2], 1000)],
+               "c": [([1, 2], 1), ([2, 3], 2), ([3, 1], 3), ([1, 3], 4)]},
+    "perbroker": {"x": [([1], 10), ([2], 20), ([3], 40)], "y": [([1], 80)]},
+    "synonyms": {"z": [([1, 2], 5)]},
+    "override": {"orders": [([1, 2, 3], 7), ([2, 3, 1], 7), ([3, 1, 2], 7)], "logs": [([1, 2, 3], 500)]},
+    "untouched": {"t1": [([1], 9)]},
+    "unselected": {"u1": [([1], 1000)] * 5},
+}
+CONFIGS = [
+    ("shield", "brokers", D, "log.retention.ms", "604800000"),
+    ("shield", "brokers", D, "num.io.threads", "16"),
+    ("shield", "brokers", "1", "listener.name.external.ssl.keystore.password", SENSITIVE),
+    ("shield", "topics", "b", "retention.ms", "1000"),
+    ("perbroker", "brokers", D, "log.retention.ms", "604800000"),
+    ("perbroker", "brokers", "1", "log.retention.ms", "86400000"),
+    ("synonyms", "brokers", D, "log.segment.bytes", "536870912"),
+    ("override", "topics", "orders", "retention.ms", "86400000"),
+    ("override", "topics", "orders", "cleanup.policy", "compact"),
+    ("override", "topics", "orders", "min.insync.replicas", "2"),
+    ("override", "topics", "logs", "retention.ms", "1000"),
+    ("untouched", "brokers", D, "log.retention.ms", "604800000"),
+    ("unselected", "brokers", D, "log.retention.ms", "604800000"),
+]
+STATIC = [("synonyms", "1", "log.retention.hours", "24")]
+SELECTED = ["override", "perbroker", "shield", "synonyms", "untouched"]
+AFTER = AfterRows(
+    clusters=SELECTED,
+    configs=[
+        ("shield", "brokers", D, "log.retention.ms", "3600000"),
+        ("shield", "brokers", D, "num.io.threads", "8"),
+        ("perbroker", "brokers", D, "log.retention.ms", "3600000"),
+        ("synonyms", "brokers", D, "log.retention.ms", "172800000"),
+        ("override", "topics", "orders", "retention.ms", "3600000"),
+        ("override", "topics", "new.topic", "retention.ms", "1000"),
+        ("untouched", "brokers", D, "log.retention.ms", "604800000"),
+    ],
+    declared=[("shield", "brokers", D), ("perbroker", "brokers", D), ("synonyms", "brokers", D),
+              ("override", "topics", "orders"), ("override", "topics", "new.topic"), ("untouched", "brokers", D)],
+    policies=[(c, False, ["min.insync.replicas"] if c == "override" else []) for c in SELECTED],
+    static=list(STATIC),
+    topics=[("override", "orders", None, None), ("override", "new.topic", 3, 3)],
+)
+
+
+def write_fleet(directory: Path, spark: Any, sizes: bool = True) -> None:
+    rows: dict[str, list[tuple[Any, ...]]] = {
+        "brokers": [(c, b, f"r{b}", [f"PLAINTEXT://b{b}.{c}:9092"]) for c, n in BROKERS.items()
+                    for b in range(1, n + 1)],
+        "topics": [(c, t, len(ps), len(ps[0][0])) for c, ts in TOPICS.items() for t, ps in ts.items()],
+        "partitions": [(c, t, p, reps) for c, ts in TOPICS.items() for t, ps in ts.items()
+                       for p, (reps, _) in enumerate(ps)],
+        "configs": list(CONFIGS),
+        "static": list(STATIC),
+    }
+    if sizes:
+        rows["sizes"] = [(c, t, p, n) for c, ts in TOPICS.items() for t, ps in ts.items()
+                         for p, (_, n) in enumerate(ps)]
+    write_tables(spark, rows, directory)
+
+
+@pytest.fixture(scope="module")
+def results(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The job run three ways on the same fleet: pruned with sizes, full with sizes, pruned without."""
+    from reconciler.impact.job import compute_changes, summarize
+    from reconciler.impact.report import write_outputs
+
+    out: dict[str, Any] = {}
+    with_sizes, without = tmp_path_factory.mktemp("inv-sizes"), tmp_path_factory.mktemp("inv-plain")
+    write_fleet(with_sizes, spark, sizes=True)
+    write_fleet(without, spark, sizes=False)
+    changes = compute_changes(spark, read_inventory(spark, with_sizes), AFTER)
+    out["summary"] = summarize(spark, changes)
+    out["topic_rows"] = {(r["cluster"], r["topic"], r["key"]): r.asDict() for r in changes.topics.collect()}
+    out["broker_rows"] = {(r["cluster"], r["broker"], r["key"]): r.asDict() for r in changes.brokers.collect()}
+    out["files"] = tmp_path_factory.mktemp("report")
+    write_outputs(out["files"], out["summary"], changes)
+    out["full"] = summarize(spark, compute_changes(spark, read_inventory(spark, with_sizes), AFTER, full=True))
+    out["plain"] = summarize(spark, compute_changes(spark, read_inventory(spark, without), AFTER))
+    return out
+
+
+def test_totals(results: dict[str, Any]) -> None:
+    s = results["summary"]
+    assert s["clustersAffected"] == 4  # shield, perbroker, synonyms, override
+    # shield 1-3, perbroker 2-3, synonyms 1-2, override 1-3 (replica hosts of orders)
+    assert s["brokersAffected"] == 3 + 2 + 2 + 3
+    assert s["topicsAffected"] == 5  # a, c, x, z, orders; b, y, logs, t1, u1 are not
+    assert s["partitionsAffected"] == (2 + 4) + 2 + 1 + 3  # x: p1 and p2 only
+    assert s["bytesAffected"] == (100 + 200 + 1 + 2 + 3 + 4) + (20 + 40) + 5 + 21
+    assert s["topicsByRisk"] == {"destructive": 5, "disruptive": 0, "safe": 0}
+    assert s["topicsCreated"] == 1 and s["partitionIncreases"] == 0
+    assert s["inventory"] == {"clusters": 5, "brokers": 12, "topics": 9, "partitions": 17}
+    assert s["missingClusters"] == []
+    assert s["topicChangesTotal"] == 2 + 1 + 2 + 2  # (topic, key) pairs
+    assert s["brokerChangesTotal"] == 6 + 2 + 4  # (broker, key) pairs: shield 3x2, perbroker 2, synonyms 2x2
+
+
+def test_by_key(results: dict[str, Any]) -> None:
+    by_key = {k["key"]: k for k in results["summary"]["byKey"]}
+    assert [k["key"] for k in results["summary"]["byKey"]] == [
+        "retention.ms", "cleanup.policy", "segment.bytes", "num.io.threads"]
+    assert by_key["retention.ms"] == {
+        "key": "retention.ms", "clusters": 4, "brokers": 10, "topics": 5, "partitions": 12, "bytes": 396,
+        "risk": "destructive", "rules": ["retention-lowered"]}
+    assert by_key["cleanup.policy"] == {
+        "key": "cleanup.policy", "clusters": 1, "brokers": 3, "topics": 1, "partitions": 3, "bytes": 21,
+        "risk": "destructive", "rules": ["cleanup-policy-changed"]}
+    assert by_key["segment.bytes"] == {
+        "key": "segment.bytes", "clusters": 1, "brokers": 2, "topics": 1, "partitions": 1, "bytes": 5,
+        "risk": "safe", "rules": []}
+    assert by_key["num.io.threads"] == {
+        "key": "num.io.threads", "clusters": 1, "brokers": 3, "topics": 0, "partitions": 0, "bytes": 0,
+        "risk": "disruptive", "rules": ["threads-reduced"]}
+    assert "min.insync.replicas" not in by_key  # ignoreKeys: the live value stays
+
+
+def test_by_rule(results: dict[str, Any]) -> None:
+    rules = results["summary"]["byRule"]
+    assert [r["rule"] for r in rules] == ["retention-lowered", "cleanup-policy-changed", "threads-reduced"]
+    lowered, cleanup, threads = rules
+    # brokers whose own value is lowered: shield 3, perbroker 2 (broker 1 keeps 1d), synonyms broker 2 only
+    # (broker 1 goes 1d -> 2d: raised)
+    assert lowered == {"rule": "retention-lowered", "risk": "destructive", "keys": ["log.retention.ms", "retention.ms"],
+                       "clusters": 4, "brokers": 6, "topics": 5, "partitions": 12, "bytes": 396}
+    assert cleanup == {"rule": "cleanup-policy-changed", "risk": "destructive", "keys": ["cleanup.policy"],
+                       "clusters": 1, "brokers": 0, "topics": 1, "partitions": 3, "bytes": 21}
+    assert threads == {"rule": "threads-reduced", "risk": "disruptive", "keys": ["num.io.threads"],
+                       "clusters": 1, "brokers": 3, "topics": 0, "partitions": 0, "bytes": 0}
+
+
+def test_by_cluster(results: dict[str, Any]) -> None:
+    assert results["summary"]["byCluster"] == [
+        {"cluster": "shield", "brokers": 3, "topics": 2, "partitions": 6, "bytes": 310, "changes": 8,
+         "risk": "destructive"},
+        {"cluster": "override", "brokers": 3, "topics": 1, "partitions": 3, "bytes": 21, "changes": 2,
+         "risk": "destructive"},
+        {"cluster": "perbroker", "brokers": 2, "topics": 1, "partitions": 2, "bytes": 60, "changes": 3,
+         "risk": "destructive"},
+        {"cluster": "synonyms", "brokers": 2, "topics": 1, "partitions": 1, "bytes": 5, "changes": 6,
+         "risk": "destructive"},
+    ]
+
+
+def test_precedence_detail_rows(results: dict[str, Any]) -> None:
+    rows = results["topic_rows"]
+    assert set(rows) == {
+        ("shield", "a", "retention.ms"), ("shield", "c", "retention.ms"), ("perbroker", "x", "retention.ms"),
+        ("synonyms", "z", "retention.ms"), ("synonyms", "z", "segment.bytes"),
+        ("override", "orders", "retention.ms"), ("override", "orders", "cleanup.policy"),
+    }
+    a = rows[("shield", "a", "retention.ms")]
+    assert (a["before"], a["after"], a["part_ids"], a["risk"]) == ("604800000", "3600000", None, "destructive")
+    x = rows[("perbroker", "x", "retention.ms")]
+    assert (x["part_ids"], x["brokers"], x["before"], x["after"]) == ([1, 2], [2, 3], "604800000", "3600000")
+    # static hours (24h = 86400000 ms) on broker 1 lose to the dynamic ms; shown on the lowest broker
+    z = rows[("synonyms", "z", "retention.ms")]
+    assert (z["before"], z["after"], z["brokers"], z["rules"]) == ("86400000", "172800000", [1, 2],
+                                                                   ["retention-lowered"])
+    seg = rows[("synonyms", "z", "segment.bytes")]
+    assert (seg["before"], seg["after"], seg["risk"]) == ("536870912", "1073741824", "safe")  # Kafka default
+    cleanup = rows[("override", "orders", "cleanup.policy")]
+    assert (cleanup["before"], cleanup["after"], cleanup["src"]) == ("compact", "delete", "override")
+    brokers = results["broker_rows"]
+    assert brokers[("synonyms", 1, "log.retention.ms")]["before"] == "86400000"
+    assert brokers[("synonyms", 1, "log.retention.ms")]["risk"] == "safe"  # raised
+    assert brokers[("synonyms", 2, "log.retention.ms")]["before"] == "604800000"  # Kafka default
+    assert ("perbroker", 1, "log.retention.ms") not in brokers
+    assert not any(k[2].startswith("listener.name") for k in brokers)  # an unchanged (sensitive) value
+
+
+def test_full_evaluation_agrees(results: dict[str, Any]) -> None:
+    """Every topic x every topic config evaluated gives the same report as the pruned evaluation."""
+    assert results["full"] == results["summary"]
+
+
+def test_without_sizes_bytes_are_null(results: dict[str, Any]) -> None:
+    plain, sized = results["plain"], results["summary"]
+    assert plain["bytesAffected"] is None
+    assert all(k["bytes"] is None for k in plain["byKey"] + plain["byRule"] + plain["byCluster"])
+    for key in ("clustersAffected", "brokersAffected", "topicsAffected", "partitionsAffected"):
+        assert plain[key] == sized[key]
+    assert [k["topics"] for k in plain["byKey"]] == [k["topics"] for k in sized["byKey"]]
+
+
+def test_report_files(results: dict[str, Any], spark: Any) -> None:
+    files: Path = results["files"]
+    assert json.loads((files / "report.json").read_text())["topicsAffected"] == 5
+    md = (files / "report.md").read_text()
+    assert len(md) < 65_536 and "`retention.ms`" in md and "🛑 destructive" in md
+    html = (files / "report.html").read_text()
+    assert "<svg" in html and "<script" not in html and "http://" not in html and "https://" not in html
+    assert spark.read.parquet(str(files / "topic_changes")).count() == 7
+    assert spark.read.parquet(str(files / "broker_changes")).count() == 12

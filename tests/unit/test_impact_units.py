@@ -1,0 +1,206 @@
+"""Fleet impact pieces that need no Spark: catalog tables, inventory rows, the after side, risk lookups,
+reports (golden Markdown), and the minimal --git-base fallback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.impact import keys as K
+from reconciler.impact.afterstate import after_rows
+from reconciler.impact.frames import columns
+from reconciler.impact.gitbase import _minimal
+from reconciler.impact.html import render_html
+from reconciler.impact.inventory import SCHEMAS, SENSITIVE, live_rows, static_rows
+from reconciler.impact.report import BUDGET, render_json, render_markdown
+from reconciler.impact.riskexpr import applicable
+from reconciler.model import (
+    BrokerRegistration,
+    ClusterSpec,
+    DesiredEntity,
+    DesiredState,
+    DesiredTopic,
+    DesiredValue,
+    EntityRef,
+    LiveEntity,
+    LiveState,
+    LiveTopic,
+    Policy,
+    SecretRef,
+    ZooKeeperSpec,
+    frozen_map,
+)
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "impact.md"
+
+
+def test_synonyms_in_precedence_order_with_factors() -> None:
+    rows = {r[0]: r for r in K.synonym_rows()}
+    assert rows["log.retention.ms"] == ("log.retention.ms", "retention.ms", 0, 1, True, True)
+    assert rows["log.retention.minutes"] == ("log.retention.minutes", "retention.ms", 1, 60_000, False, True)
+    assert rows["log.retention.hours"] == ("log.retention.hours", "retention.ms", 2, 3_600_000, False, True)
+    assert rows["log.roll.hours"][1:4] == ("segment.ms", 1, 3_600_000)
+    assert rows["num.io.threads"] == ("num.io.threads", "num.io.threads", 0, 1, True, False)
+    info = {r[0]: r for r in K.key_rows()}
+    assert info["retention.ms"] == ("retention.ms", True, "LONG", "604800000", "log.retention.ms")
+    assert info["num.io.threads"][:4] == ("num.io.threads", False, "INT", "8")
+    assert "cleanup.policy" in K.list_keys() and "retention.ms" not in K.list_keys()
+
+
+def test_schema_columns() -> None:
+    assert columns(SCHEMAS["brokers"]) == ["cluster", "broker", "rack", "endpoints"]
+    assert columns(SCHEMAS["sizes"]) == ["cluster", "topic", "partition", "size_bytes"]
+
+
+def _cluster(**policy: Any) -> ClusterSpec:
+    return ClusterSpec("c1", "3.6", ZooKeeperSpec("zk:2181"), (1, 2), policy=Policy(**policy))
+
+
+def test_live_rows_canonical_and_secrets_masked() -> None:
+    live = LiveState(
+        cluster="c1",
+        brokers={1: BrokerRegistration(1, ("PLAINTEXT://b1:9092",), {"PLAINTEXT": "PLAINTEXT"}, "r1")},
+        topics={"t": LiveTopic("t", {0: (1, 2), 1: (2, 1)})},
+        entities=frozen_map({
+            EntityRef("topics", "t"): LiveEntity(EntityRef("topics", "t"), {"cleanup.policy": "compact, delete"}, 0),
+            EntityRef("brokers", "1"): LiveEntity(EntityRef("brokers", "1"), {
+                "listener.name.x.ssl.key.password": "encoded", "unclean.leader.election.enable": "TRUE"}, 3),
+            EntityRef("users", "bob"): LiveEntity(EntityRef("users", "bob"), {"SCRAM-SHA-512": "salt=..."}, 1),
+            EntityRef("users", "bob", "app"): LiveEntity(EntityRef("users", "bob", "app"),
+                                                         {"request_percentage": "50"}, 1),
+            EntityRef("ips", "<default>"): LiveEntity(EntityRef("ips", "<default>"), {"x": "1"}, None),  # absent
+        }),
+    )
+    rows = live_rows(live)
+    assert rows["brokers"] == [("c1", 1, "r1", ["PLAINTEXT://b1:9092"])]
+    assert rows["topics"] == [("c1", "t", 2, 2)]
+    assert rows["partitions"] == [("c1", "t", 0, [1, 2]), ("c1", "t", 1, [2, 1])]
+    assert sorted(rows["configs"]) == sorted([
+        ("c1", "topics", "t", "cleanup.policy", "compact,delete"),
+        ("c1", "brokers", "1", "listener.name.x.ssl.key.password", SENSITIVE),
+        ("c1", "brokers", "1", "unclean.leader.election.enable", "true"),
+        ("c1", "users", "bob", "SCRAM-SHA-512", SENSITIVE),
+        ("c1", "users", "bob/clients/app", "request_percentage", "50.0"),
+    ])
+
+
+def test_after_rows_follow_ownership_inputs() -> None:
+    default = EntityRef("brokers", "<default>")
+    state = DesiredState(
+        cluster=_cluster(prune=True, ignore_keys=("num.io.threads",)),
+        entities=frozen_map({
+            default: DesiredEntity(default, frozen_map({
+                "log.retention.ms": DesiredValue("3600000"), "num.io.threads": DesiredValue("4")})),
+            EntityRef("brokers", "2"): DesiredEntity(EntityRef("brokers", "2"), frozen_map({
+                "listener.name.x.ssl.key.password": DesiredValue(SecretRef(env="X"))})),
+            EntityRef("clients", "a"): DesiredEntity(EntityRef("clients", "a"), frozen_map({
+                "producer_byte_rate": DesiredValue("1")})),
+        }),
+        topics=frozen_map({"t": DesiredTopic("t", 3, None, frozen_map({"retention.ms": DesiredValue(" 60000 ")})),
+                           "u": DesiredTopic("u", None, None, frozen_map({}))}),
+        static=frozen_map({"1": frozen_map({"log.retention.hours": DesiredValue("24")})}),
+    )
+    after = after_rows({"c1": state})
+    assert after.clusters == ["c1"] and after.policies == [("c1", True, ["num.io.threads"])]
+    assert sorted(after.configs) == sorted([
+        ("c1", "brokers", "<default>", "log.retention.ms", "3600000"),  # num.io.threads: ignored, never written
+        ("c1", "brokers", "2", "listener.name.x.ssl.key.password", SENSITIVE),
+        ("c1", "topics", "t", "retention.ms", "60000"),
+    ])
+    assert sorted(after.declared) == [("c1", "brokers", "2"), ("c1", "brokers", "<default>"),
+                                      ("c1", "topics", "t"), ("c1", "topics", "u")]
+    assert after.static == [("c1", "1", "log.retention.hours", "24")] == static_rows(state)
+    assert sorted(after.topics) == [("c1", "t", 3, None), ("c1", "u", None, None)]
+
+
+def test_rules_come_from_the_plan_lookup() -> None:
+    rules = applicable(["retention.ms", "log.retention.ms", "listener.name.ext.ssl.keystore.password",
+                        "num.io.threads", "custom.key"])
+    assert rules["retention.ms"] == rules["log.retention.ms"] == ["retention-lowered"]
+    assert rules["listener.name.ext.ssl.keystore.password"] == ["credential-changed"]
+    assert rules["num.io.threads"] == ["threads-reduced"]
+    assert rules["custom.key"] == []  # the any-key fallback rates plan operations only
+
+
+def summary(keys: int = 2) -> dict[str, Any]:
+    by_key = [{"key": "retention.ms", "clusters": 2, "brokers": 6, "topics": 1500, "partitions": 9000,
+               "bytes": 5 << 40, "risk": "destructive", "rules": ["retention-lowered"]},
+              {"key": "x|<b>@team", "clusters": 1, "brokers": 3, "topics": 0, "partitions": 0, "bytes": 0,
+               "risk": "disruptive", "rules": []}]
+    by_key += [{**by_key[1], "key": f"custom.{i}"} for i in range(keys - 2)]
+    return {
+        "format": 1, "clusters": ["prod-1", "prod-2", "dev-1"], "clustersAffected": 2, "brokersAffected": 6,
+        "topicsAffected": 1500, "partitionsAffected": 9000, "bytesAffected": 5 << 40,
+        "topicsByRisk": {"destructive": 1500, "disruptive": 0, "safe": 0},
+        "topicChangesTotal": 1500, "brokerChangesTotal": 9, "byKey": by_key,
+        "byRule": [{"rule": "retention-lowered", "risk": "destructive", "keys": ["log.retention.ms", "retention.ms"],
+                    "clusters": 2, "brokers": 6, "topics": 1500, "partitions": 9000, "bytes": 5 << 40}],
+        "byCluster": [{"cluster": "prod-1", "brokers": 3, "topics": 1000, "partitions": 6000, "bytes": 4 << 40,
+                       "changes": 1003, "risk": "destructive"},
+                      {"cluster": "prod-2", "brokers": 3, "topics": 500, "partitions": 3000, "bytes": 1 << 40,
+                       "changes": 506, "risk": "destructive"}],
+        "inventory": {"clusters": 3, "brokers": 9, "topics": 3000, "partitions": 20000},
+        "missingClusters": [], "topicsCreated": 1, "partitionIncreases": 0,
+        "topicChanges": [{"cluster": "prod-1", "topic": "orders", "key": "retention.ms", "before": "604800000",
+                          "after": "259200000", "partitions": 12, "risk": "destructive",
+                          "rules": ["retention-lowered"]}],
+        "brokerChanges": [{"cluster": "prod-1", "broker": 1, "key": "log.retention.ms", "before": "604800000",
+                           "after": "259200000", "risk": "destructive", "rules": ["retention-lowered"]}],
+        "source": {"before": "the inventory fleet (snapshot of 2026-01-01T00:00:00Z)", "after": "manifests",
+                   "gitBase": None},
+    }
+
+
+def test_markdown_golden() -> None:
+    text = render_markdown(summary())
+    assert text == GOLDEN.read_text(encoding="utf-8")
+    assert "`x\\|<b>@team`" in text  # inside a code span: no HTML, no mention; the pipe cannot end the cell
+
+
+def test_markdown_stays_a_comment_at_fleet_scale() -> None:
+    text = render_markdown(summary(keys=5000))
+    assert len(text) < BUDGET and "… and 4,960 more keys in report.json" in text
+
+
+def test_json_has_the_spec_shape() -> None:
+    data = json.loads(render_json(summary()))
+    for key in ("clustersAffected", "topicsAffected", "partitionsAffected", "bytesAffected", "byKey", "byCluster"):
+        assert key in data
+    assert set(data["byKey"][0]) >= {"key", "clusters", "topics", "partitions", "risk"}
+    assert set(data["byCluster"][0]) >= {"cluster", "topics", "partitions", "changes"}
+
+
+def test_html_is_self_contained() -> None:
+    html = render_html(summary())
+    assert html.startswith("<!doctype html>") and html.count("<svg") == 3
+    for banned in ("<script", "http://", "https://", "<link", "@import", "url("):
+        assert banned not in html
+    assert "x|&lt;b&gt;@team" in html  # escaped
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    for name in ("a", "b"):
+        (tmp_path / "clusters" / name).mkdir(parents=True)
+        (tmp_path / "clusters" / name / "cluster.yaml").write_text(f"name: {name}\n")
+    (tmp_path / "clusters" / "fleet.yaml").write_text("x: 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    return tmp_path
+
+
+def test_git_base_fallback(git_repo: Path) -> None:
+    assert _minimal(git_repo, "HEAD", ["a", "b"]) == set()
+    (git_repo / "clusters" / "a" / "topics.yaml").write_text("new: 1\n")  # untracked counts
+    assert _minimal(git_repo, "HEAD", ["a", "b"]) == {"a"}
+    (git_repo / "clusters" / "fleet.yaml").write_text("x: 2\n")
+    assert _minimal(git_repo, "HEAD", ["a", "b"]) == {"a", "b"}
