@@ -41,7 +41,7 @@ CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
 
 @dataclass
 class Changes:
-    """The job's detail rows (cached) and the inputs the aggregation needs."""
+    """The job's detail rows (materialised) and the inputs the aggregation needs."""
 
     # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk, topic_bytes, bytes)
     # part_ids/brokers: null when every partition is affected (uniform broker side)
@@ -146,9 +146,12 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         c1 = topics.join(F.broadcast(covered), "cluster")
         c2 = d.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
     decl_flag = decl_t.select("cluster", F.col("entity").alias("topic"), F.lit(True).alias("_decl"))
+    # only the overrides of the candidate keys can shield a topic: filter them before the big join
+    shields = ovr_b.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
+    if not full:
+        shields = shields.join(F.broadcast(covered), ["cluster", "key"], "left_semi")
     c1 = (
-        c1.join(ovr_b.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob")),
-                ["cluster", "topic", "key"], "left")
+        c1.join(shields, ["cluster", "topic", "key"], "left")
         .join(F.broadcast(d_full.select("cluster", "topic", "key", F.col("oa").alias("oa_d"))),
               ["cluster", "topic", "key"], "left")
         .join(F.broadcast(decl_flag), ["cluster", "topic"], "left")
@@ -243,14 +246,16 @@ def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> tuple[DataFrame, Da
     if sizes is None:
         none = F.lit(None).cast("long")
         return rows.withColumn("topic_bytes", none).withColumn("bytes", none), None
-    # sizes is the big table (one row per partition): filter it through broadcast hash tables, never shuffle it
-    affected = F.broadcast(rows.select("cluster", "topic").distinct())
-    whole = (sizes.join(affected, ["cluster", "topic"], "left_semi")
-             .groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes")))
+    # sizes is the big table (one row per partition): read it once, through a broadcast hash table of the
+    # affected topics, never shuffled; keep the partitions that rows affect only in part
+    affected = F.broadcast(rows.groupBy("cluster", "topic").agg(F.max(F.col("part_ids").isNotNull()).alias("_some")))
+    sized = pin(sizes.join(affected, ["cluster", "topic"]))
+    whole = sized.groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes"))
     partial = rows.filter(F.col("part_ids").isNotNull()).select(
         "cluster", "topic", "key", F.explode("part_ids").alias("partition"))
-    part_sizes = pin(sizes.join(F.broadcast(partial.select("cluster", "topic", "partition").distinct()),
-                                ["cluster", "topic", "partition"], "left_semi"))
+    part_sizes = pin(sized.filter("_some").join(F.broadcast(partial.select("cluster", "topic", "partition")
+                                                            .distinct()), ["cluster", "topic", "partition"],
+                                                "left_semi").drop("_some"))
     per_row = partial.join(part_sizes, ["cluster", "topic", "partition"]).groupBy("cluster", "topic", "key").agg(
         F.sum("size_bytes").alias("part_bytes"))
     rows = rows.join(whole, ["cluster", "topic"], "left").join(per_row, ["cluster", "topic", "key"], "left")

@@ -44,9 +44,9 @@ def select_states(opts: ImpactOptions) -> dict[str, DesiredState]:
 def _inventory_note(directory: Path) -> str:
     try:
         meta = json.loads((directory / "inventory.json").read_text(encoding="utf-8"))
-        return f"the inventory {directory.name} ({meta.get('source', 'snapshot')} of {meta.get('created', '?')})"
+        return f"the inventory {directory.name}/ ({meta.get('source', 'snapshot')} of {meta.get('created', '?')})"
     except (OSError, ValueError):
-        return f"the inventory {directory.name}"
+        return f"the inventory {directory.name}/"
 
 
 def run_impact(opts: ImpactOptions) -> dict[str, Any]:
