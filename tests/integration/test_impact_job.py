@@ -16,6 +16,7 @@ One inventory, one cluster per situation, so a single job run (real local Spark)
              undeclared (kept); new.topic is created (counted apart); orders has replicas on brokers 1-3
   untouched  declared exactly as it is: no change
   unselected in the inventory only (not a changed cluster): never counted
+  ghost      in the manifests only (no snapshot of it): reported as missing, nothing compared
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ CONFIGS = [
     ("unselected", "brokers", D, "log.retention.ms", "604800000"),
 ]
 STATIC = [("synonyms", "1", "log.retention.hours", "24")]
-SELECTED = ["override", "perbroker", "shield", "synonyms", "untouched"]
+SELECTED = ["ghost", "override", "perbroker", "shield", "synonyms", "untouched"]
 AFTER = AfterRows(
     clusters=SELECTED,
     configs=[
@@ -70,9 +71,11 @@ AFTER = AfterRows(
         ("override", "topics", "orders", "retention.ms", "3600000"),
         ("override", "topics", "new.topic", "retention.ms", "1000"),
         ("untouched", "brokers", D, "log.retention.ms", "604800000"),
+        ("ghost", "brokers", D, "log.retention.ms", "1"),
     ],
-    declared=[("shield", "brokers", D), ("perbroker", "brokers", D), ("synonyms", "brokers", D),
-              ("override", "topics", "orders"), ("override", "topics", "new.topic"), ("untouched", "brokers", D)],
+    declared=[("ghost", "brokers", D), ("shield", "brokers", D), ("perbroker", "brokers", D),
+              ("synonyms", "brokers", D), ("override", "topics", "orders"), ("override", "topics", "new.topic"),
+              ("untouched", "brokers", D)],
     policies=[(c, False, ["min.insync.replicas"] if c == "override" else []) for c in SELECTED],
     static=list(STATIC),
     topics=[("override", "orders", None, None), ("override", "new.topic", 3, 3)],
@@ -127,7 +130,7 @@ def test_totals(results: dict[str, Any]) -> None:
     assert s["topicsByRisk"] == {"destructive": 5, "disruptive": 0, "safe": 0}
     assert s["topicsCreated"] == 1 and s["partitionIncreases"] == 0
     assert s["inventory"] == {"clusters": 5, "brokers": 12, "topics": 9, "partitions": 17}
-    assert s["missingClusters"] == []
+    assert s["missingClusters"] == ["ghost"]
     assert s["topicChangesTotal"] == 2 + 1 + 2 + 2  # (topic, key) pairs
     assert s["brokerChangesTotal"] == 6 + 2 + 4  # (broker, key) pairs: shield 3x2, perbroker 2, synonyms 2x2
 
