@@ -76,7 +76,12 @@ def _classic(master: str) -> SparkSession:
 @contextmanager
 def spark_session(master: str = "local[*]") -> Iterator[SparkSession]:
     """A session for one command; an already active session (tests, notebooks) is reused and kept."""
-    from pyspark.sql import SparkSession
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
+        raise ReconcilerError(
+            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
+        ) from exc
 
     active = SparkSession.getActiveSession()
     if active is not None:

@@ -51,6 +51,7 @@ _UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U
 _NUMBER_START = frozenset("0123456789+-.")
 _MAYBE_TYPED = _NUMBER_START | frozenset("~nNtTfF")  # first characters of plain scalars that may not be str
 _PLAIN_KEY_SPECIAL = _NULL | _BOOL.keys() | {"<<"}
+_FLOW_BRACKETS = re.compile(r"[\[\]{}\n]")
 _START = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -319,12 +320,41 @@ class _Reader:
         except _StopReading:  # the problem is reported; nothing of this file is used
             return []
         except yaml.MarkedYAMLError as exc:
-            self.error(*_describe(exc, text))
+            # libyaml's scanner reads ahead and may refuse a deep flow collection before our depth check sees
+            # its events (and in its own words, which vary by release): report our own limit where it is
+            # crossed
+            deep = _flow_too_deep(text, exc.problem_mark.line + 1 if exc.problem_mark else None)
+            if deep is not None:
+                self.error(f"nested deeper than {MAX_DEPTH} levels", *deep)
+            else:
+                self.error(*_describe(exc, text))
         except yaml.YAMLError as exc:  # e.g. a reader error on a control character
             self.error(f"invalid YAML: {exc}".replace("\n", " "))
         finally:
             loader.dispose()
         return docs
+
+
+def _flow_too_deep(text: str, last_line: int | None) -> tuple[int, int] | None:
+    """(line, col) where flow brackets first nest deeper than MAX_DEPTH, up to `last_line`; None if they don't.
+
+    Only called after the parser failed, so an approximation (brackets inside quoted scalars count too) can
+    only change which words describe a file that is refused either way.
+    """
+    depth, line, line_start = 0, 1, 0
+    for match in _FLOW_BRACKETS.finditer(text):
+        char = match.group()
+        if char == "\n":
+            line, line_start = line + 1, match.end()
+            if last_line is not None and line > last_line:
+                return None
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line, match.start() - line_start + 1
+        else:
+            depth = max(depth - 1, 0)
+    return None
 
 
 def _describe(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
