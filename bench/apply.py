@@ -31,8 +31,8 @@ from reconciler.model import (
     Secret,
     ZooKeeperSpec,
 )
-from reconciler.passwords import EncoderParams
 from reconciler.plan import Plan
+from reconciler.secrets.encoder import EncoderParams
 from reconciler.zk import bulkread
 from reconciler.zk.layout import (
     NOTIFICATION_PREFIX,

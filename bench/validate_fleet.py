@@ -188,7 +188,7 @@ def generate(root: Path, clusters: int, seed: int = 7) -> tuple[int, int, int]:
 
 IMPORT_CHECK = """
 import json, sys
-from reconciler.cli import run
+from reconciler.cli.main import run
 code = run(["--repo", sys.argv[1], "validate", *sys.argv[2:]])
 top = {m.split(".")[0] for m in sys.modules}
 heavy = sorted(top & {"pyspark", "kazoo", "git", "cryptography", "py4j"})

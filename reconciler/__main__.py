@@ -1,3 +1,3 @@
-from reconciler.cli import entry
+from reconciler.cli.main import entry
 
 entry()

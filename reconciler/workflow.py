@@ -23,12 +23,12 @@ from reconciler.diff import build_plan
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretError, ValidationError, has_errors
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
-from reconciler.passwords import EncoderParams, decode
 from reconciler.plan import Change, Plan
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
-from reconciler.secret_compare import base_dir, cluster_encoders, compare_secrets
-from reconciler.secrets import resolve, resolve_optional
+from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
+from reconciler.secrets.encoder import EncoderParams, decode
+from reconciler.secrets.refs import resolve, resolve_optional
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler import values
 from reconciler.catalog import Catalog, ConfigKey, load_catalog
-from reconciler.diff_config import SCRAM_KEYS
+from reconciler.diff.config import SCRAM_KEYS
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState, SecretRef
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from reconciler.manifests.load import Document, load_text
 from reconciler.manifests.repo import FLEET_FILE
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import LiveState, Secret
-from reconciler.passwords import EncoderParams, try_decode
 from reconciler.plan import Plan
+from reconciler.secrets.encoder import EncoderParams, try_decode
 from reconciler.workflow import plan_against
 from reconciler.zk.read import ReadScope, read_live_state
 

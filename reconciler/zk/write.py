@@ -23,8 +23,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from reconciler.errors import ConflictError, ReconcilerError, SecretError
 from reconciler.model import EntityRef, Secret, sanitize
-from reconciler.passwords import EncoderParams, encode
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
+from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk import txn
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all

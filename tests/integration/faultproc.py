@@ -53,7 +53,7 @@ def main() -> None:
     spec = os.environ.get("FAULT_PAUSE")
     if spec:
         install(spec, os.environ.get("FAULT_SESSION_FILE"))
-    from reconciler.cli import run
+    from reconciler.cli.main import run
 
     raise SystemExit(run(sys.argv[1:]))
 

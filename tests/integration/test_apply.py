@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
-from reconciler.diff_config import SecretState
+from reconciler.diff.config import SecretState
 from reconciler.errors import has_errors
 from reconciler.model import (
     ClusterSpec,
@@ -34,8 +34,8 @@ from reconciler.model import (
     SecretRef,
     ZooKeeperSpec,
 )
-from reconciler.passwords import EncoderParams, encode
 from reconciler.plan import Plan
+from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk.read import read_live_state
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import git
 import pytest
 
-from reconciler.cli import run
+from reconciler.cli.main import run
 
 CLUSTER = """apiVersion: reconciler/v1
 kind: Cluster

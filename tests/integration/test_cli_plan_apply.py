@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from reconciler.cli import run
+from reconciler.cli.main import run
 from reconciler.zk.layout import encode_controller, encode_entity_config
 
 CLUSTER = """apiVersion: reconciler/v1

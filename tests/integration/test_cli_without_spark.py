@@ -9,7 +9,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # `sys.modules[name] = None` makes every import of that package fail, as if it were not installed.
-PRELUDE = "import sys; sys.modules['pyspark'] = None; from reconciler.cli import entry; sys.argv = {argv!r}; entry()"
+PRELUDE = (
+    "import sys; sys.modules['pyspark'] = None; from reconciler.cli.main import entry; "
+    "sys.argv = {argv!r}; entry()"
+)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

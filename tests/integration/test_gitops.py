@@ -15,7 +15,7 @@ import git
 import pytest
 from kazoo.client import KazooClient
 
-from reconciler.cli import run
+from reconciler.cli.main import run
 from reconciler.gitops import (
     DirtyTreeError,
     GitError,
@@ -25,7 +25,7 @@ from reconciler.gitops import (
     require_clean,
 )
 from reconciler.manifests.validate import load_and_validate
-from reconciler.pr_comment import MARKER
+from reconciler.render.pr_comment import MARKER
 from tests.conftest import ZkServer
 
 UNREACHABLE = "127.0.0.1:1"
@@ -362,7 +362,7 @@ def test_plan_git_base_markdown_reports_invalid_manifests(
 
 @pytest.mark.parametrize(("text", "seconds"), [("90", 90), ("30s", 30), ("5m", 300), ("1h30m", 5400), ("1d", 86400)])
 def test_durations(text: str, seconds: float) -> None:
-    from reconciler.cli_gitops import parse_duration
+    from reconciler.cli.gitops import parse_duration
 
     assert parse_duration(text) == seconds
 
@@ -371,14 +371,14 @@ def test_durations(text: str, seconds: float) -> None:
 def test_bad_durations(text: str) -> None:
     import click
 
-    from reconciler.cli_gitops import parse_duration
+    from reconciler.cli.gitops import parse_duration
 
     with pytest.raises(click.BadParameter):
         parse_duration(text)
 
 
 def test_annotations_escape_what_github_would_misread() -> None:
-    from reconciler.cli_gitops import github_annotations
+    from reconciler.cli.gitops import github_annotations
     from reconciler.errors import Diagnostic
     from reconciler.model import SourceRef
 
@@ -426,8 +426,8 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
 
     import click
 
-    from reconciler import cli_gitops
-    from reconciler.cli import main
+    from reconciler.cli import gitops as cli_gitops
+    from reconciler.cli.main import main
 
     calls: list[list[str]] = []
 

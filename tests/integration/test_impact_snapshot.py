@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from reconciler.cli import run
+from reconciler.cli.main import run
 from reconciler.model import BrokerRegistration
 from reconciler.zk import layout
 

@@ -68,7 +68,7 @@ class _NoCapture:
 
 
 def _run(*args: str) -> int:
-    from reconciler.cli import run
+    from reconciler.cli.main import run
 
     return run(list(args))
 

@@ -11,10 +11,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from reconciler.model import EntityRef, Secret
-from reconciler.passwords import EncoderParams, encode
 from reconciler.render.json import render_plan_file
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
+from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.workflow import apply_cluster_plan, load_desired, plan_cluster
 from reconciler.zk.layout import decode_entity_config, encode_entity_config
 from tests.leakcheck import ENCODER_SECRET, KEYSTORE_PASSWORD, OLD_ENCODER_SECRET, plant

@@ -19,8 +19,8 @@ import pytest
 from kazoo.client import KazooClient
 
 from reconciler.gitops import current_revision
+from reconciler.gitops.reconcile import Options, Outcome, Source, run_pass
 from reconciler.model import EntityRef
-from reconciler.reconcile import Options, Outcome, Source, run_pass
 from reconciler.zk.layout import encode_controller, encode_notification
 from tests.conftest import REPO, ZkServer
 from tests.integration.test_gitops import (

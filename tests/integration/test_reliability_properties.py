@@ -23,11 +23,11 @@ from kazoo.client import KazooClient
 
 from reconciler.errors import has_errors
 from reconciler.model import Secret
-from reconciler.passwords import EncoderParams, encode
 from reconciler.plan import plans_from_json
 from reconciler.render.json import render_json, render_plan_file
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
+from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.workflow import apply_cluster_plan, load_desired, plan_cluster
 from reconciler.zk.layout import decode_entity_config
 from tests.conftest import ZkServer

@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler import passwords
 from reconciler.errors import SecretError
 from reconciler.model import PasswordEncoderSpec, Secret, SecretRef
-from reconciler.passwords import CBC, GCM, EncoderParams, decode, encode, is_encoded_form, try_decode
+from reconciler.secrets import encoder as passwords
+from reconciler.secrets.encoder import CBC, GCM, EncoderParams, decode, encode, is_encoded_form, try_decode
 
 VECTORS_FILE = Path(__file__).resolve().parents[1] / "data" / "password-vectors.json"
 DATA: dict[str, Any] = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))

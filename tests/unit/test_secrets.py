@@ -9,7 +9,7 @@ import pytest
 
 from reconciler.errors import SecretError
 from reconciler.model import Secret, SecretRef
-from reconciler.secrets import available, resolve, resolve_optional
+from reconciler.secrets.refs import available, resolve, resolve_optional
 
 VALUE = "s3cr3t-value-do-not-print"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli import run
+from reconciler.cli.main import run
 from reconciler.errors import Diagnostic
 from reconciler.manifests.validate import load_and_validate
 from tests.unit.validation_cases import BASE, CASES, Case

@@ -29,7 +29,7 @@ from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, Plan
 from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, parse_number, short
-from reconciler.risk_inherit import RiskContext
+from reconciler.risk.inherit import RiskContext
 
 __all__ = [
     "NEGATIVE_MEANS_UNLIMITED",

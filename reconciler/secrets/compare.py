@@ -11,11 +11,11 @@ import hmac
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reconciler.diff_config import SecretState
+from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
 from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
-from reconciler.passwords import EncoderParams, decode, try_decode
-from reconciler.secrets import resolve
+from reconciler.secrets.encoder import EncoderParams, decode, try_decode
+from reconciler.secrets.refs import resolve
 
 
 def base_dir(root: Path, source: SourceRef | None) -> Path:

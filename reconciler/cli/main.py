@@ -154,7 +154,7 @@ def plan(
 ) -> None:
     """Read live state and show what apply would change (reads only; never writes)."""
     if git_base is not None or fmt == "github":
-        from reconciler.cli_gitops import plan_git_base
+        from reconciler.cli.gitops import plan_git_base
 
         plan_git_base(obj, clusters, git_base, out, fmt, detailed_exitcode, inventory, revision)
         return
@@ -245,7 +245,7 @@ def apply(
 def seal(obj: Context, cluster: str, broker: int | None) -> None:
     """Read a password on stdin; print it Kafka-encoded as {encoded: ...}, safe to commit."""
     from reconciler.model import DEFAULT_ENTITY, EntityRef, Secret
-    from reconciler.passwords import encode
+    from reconciler.secrets.encoder import encode
     from reconciler.workflow import encoder_for_cluster, load_desired
 
     states, _ = load_desired(obj.repo, [cluster])
@@ -294,5 +294,5 @@ def entry(args: Any = None) -> None:
     raise SystemExit(run(args))
 
 
-from reconciler.cli_gitops import register as _register_gitops; _register_gitops(main)  # noqa: E402, E702, I001
-from reconciler.cli_impact import register as _register_impact; _register_impact(main)  # noqa: E402, E702, I001
+from reconciler.cli.gitops import register as _register_gitops; _register_gitops(main)  # noqa: E402, E702, I001
+from reconciler.cli.impact import register as _register_impact; _register_impact(main)  # noqa: E402, E702, I001

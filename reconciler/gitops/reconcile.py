@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from reconciler.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, has_errors
 from reconciler.gitops import GitError, Revision, materialize
+from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from reconciler.drift import DriftReport
+from reconciler.gitops.drift import DriftReport
+from reconciler.gitops.reconcile import Outcome, PassResult
 from reconciler.plan import Plan
-from reconciler.reconcile import Outcome, PassResult
 
 _ORDER = ("applied", "planned", "in-sync", "refused", "failed", "skipped")
 MAX_DRIFT_LINES = 20  # per cluster in the table view; JSON has all

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from reconciler.catalog import Catalog, load_catalog
-from reconciler.diff_config import Comparer, ConfigDiffer, SecretState
-from reconciler.diff_topics import plan_topics
+from reconciler.diff.config import Comparer, ConfigDiffer, SecretState
+from reconciler.diff.topics import plan_topics
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
 from reconciler.plan import EntityPlan, Plan

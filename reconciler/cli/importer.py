@@ -13,7 +13,7 @@ import click
 from reconciler.errors import ExitCode, ReconcilerError
 
 if TYPE_CHECKING:
-    from reconciler.cli import Context
+    from reconciler.cli.main import Context
     from reconciler.importer import Imported
 
 _NAME = re.compile(r"[a-zA-Z0-9._-]+")
@@ -31,7 +31,7 @@ def run_import(
 ) -> None:
     from reconciler.importer import ImportSpec, import_cluster, labels_of, read_cluster
     from reconciler.model import Secret, SecretRef, ZooKeeperSpec
-    from reconciler.secrets import resolve_optional
+    from reconciler.secrets.refs import resolve_optional
     from reconciler.zk.session import session
 
     if not _NAME.fullmatch(cluster) or cluster in (".", ".."):

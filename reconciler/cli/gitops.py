@@ -20,9 +20,9 @@ import click
 from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
 
 if TYPE_CHECKING:
-    from reconciler.cli import Context
+    from reconciler.cli.main import Context
+    from reconciler.gitops.reconcile import Options, PassResult, Source
     from reconciler.plan import Plan
-    from reconciler.reconcile import Options, PassResult, Source
 
 IMPACT_TIMEOUT_S = 1800
 
@@ -58,7 +58,7 @@ def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefi
 
 def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
     """The impact job's Markdown summary, when the `impact` command exists (it runs Spark: a subprocess)."""
-    from reconciler.cli import main
+    from reconciler.cli.main import main
 
     if "impact" not in main.commands:
         click.echo("note: no fleet impact summary: this installation has no `impact` command", err=True)
@@ -83,11 +83,11 @@ def plan_git_base(
     """`plan --git-base BASE`: plan only the clusters the branch (the work tree against its merge base with
     BASE) changes, reading only their ZooKeepers, and record HEAD's revision in each plan. Also `plan
     --format github` without a base (the given or all clusters)."""
-    from reconciler.cli import _render, emit_diagnostics
+    from reconciler.cli.main import _render, emit_diagnostics
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
     from reconciler.manifests.repo import discover
     from reconciler.manifests.validate import load_and_validate
-    from reconciler.pr_comment import render_comment
+    from reconciler.render.pr_comment import render_comment
     from reconciler.workflow import plan_cluster
 
     if base is not None:
@@ -172,7 +172,7 @@ def default_cache() -> Path:
 def _source(obj: Context, url: str | None, branch: str | None, cache: Path | None, only: Sequence[str],
             allow_dirty: bool) -> Iterator[Source]:
     from reconciler.gitops import manifests_at, require_clean, sync_remote
-    from reconciler.reconcile import Source
+    from reconciler.gitops.reconcile import Source
 
     if url is not None:
         mirror, ref = sync_remote(url, branch or "main", cache or default_cache())
@@ -189,7 +189,7 @@ def _source(obj: Context, url: str | None, branch: str | None, cache: Path | Non
 def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: threading.Event) -> PassResult:
     from dataclasses import replace
 
-    from reconciler.reconcile import PassResult, run_pass
+    from reconciler.gitops.reconcile import PassResult, run_pass
     from reconciler.workflow import default_user, now_utc
 
     started = now_utc()
@@ -230,8 +230,8 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
               once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
               allow_dirty: bool, fmt: str, audit_log: Path | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
-    from reconciler.reconcile import Options
-    from reconciler.reconcile_report import summary_json, summary_text
+    from reconciler.gitops.reconcile import Options
+    from reconciler.gitops.reconcile_report import summary_json, summary_text
     from reconciler.workflow import default_audit_log
 
     if once == (interval is not None):
@@ -296,7 +296,7 @@ def import_command(obj: Context, cluster: str, connect: str, out: Path | None, k
                    labels: tuple[str, ...], auth_env: str | None, encoder_secret_env: str | None,
                    include_internal_topics: bool, force: bool) -> None:
     """Write manifests from a live cluster such that `plan` on them shows no changes (adoption)."""
-    from reconciler.cli_import import run_import
+    from reconciler.cli.importer import run_import
 
     run_import(obj, cluster, connect, out or obj.repo, kafka_version, labels, auth_env, encoder_secret_env,
                include_internal_topics, force)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from reconciler.cli import Context
+    from reconciler.cli.main import Context
 
 MASTER_HELP = "Spark master: local[*] (in-process, default), spark://host:port, or a Spark Connect sc://host:port."
 
