@@ -51,8 +51,9 @@ def one(engine: str, fleet: Path, started: float, warm: bool = True) -> dict[str
         result = impact_baseline.run(fleet / "inventory", after)
         out |= {"compute_s": time.monotonic() - t, "rss_mb": peak_rss_mb()}
     else:
+        from reconciler.impact.aggregate import summary as summarize
         from reconciler.impact.inventory import read_inventory
-        from reconciler.impact.job import compute_changes, summarize
+        from reconciler.impact.job import compute_changes
         from reconciler.impact.session import spark_session
 
         t = time.monotonic()

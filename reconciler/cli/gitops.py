@@ -1,9 +1,10 @@
 """GitOps commands: `plan --git-base` (its body), `reconcile` and `import`. Registered on the main group by
-`register(main)` at the end of cli.py. Like cli.py: stdout carries only the artefact, the rest goes to stderr.
+main.py. Like every command: stdout carries only the artefact, the rest goes to stderr.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import click
 from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
 
 if TYPE_CHECKING:
-    from reconciler.cli.main import Context
+    from reconciler.cli.context import Context
     from reconciler.gitops.reconcile import Options, PassResult, Source
     from reconciler.plan import Plan
 
@@ -58,10 +59,8 @@ def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefi
 
 def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
     """The impact job's Markdown summary, when the `impact` command exists (it runs Spark: a subprocess)."""
-    from reconciler.cli.main import main
-
-    if "impact" not in main.commands:
-        click.echo("note: no fleet impact summary: this installation has no `impact` command", err=True)
+    if importlib.util.find_spec("pyspark") is None:
+        click.echo("note: no fleet impact summary: PySpark is not installed (the `impact` extra)", err=True)
         return None
     args = [sys.executable, "-m", "reconciler", "--repo", str(obj.repo), "impact", "--git-base", base,
             "--inventory", str(inventory), "--format", "markdown"]
@@ -83,7 +82,7 @@ def plan_git_base(
     """`plan --git-base BASE`: plan only the clusters the branch (the work tree against its merge base with
     BASE) changes, reading only their ZooKeepers, and record HEAD's revision in each plan. Also `plan
     --format github` without a base (the given or all clusters)."""
-    from reconciler.cli.main import _render, emit_diagnostics
+    from reconciler.cli.context import emit_diagnostics, render_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
     from reconciler.manifests.repo import discover
     from reconciler.manifests.validate import load_and_validate
@@ -134,7 +133,7 @@ def plan_git_base(
             diagnostics=diags if has_errors(diags) else (), impact=impact,
         ), nl=False)
     elif plans:
-        click.echo(_render(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
+        click.echo(render_plans(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
     if has_errors(diags):
         raise ValidationError(diags)
     emit_diagnostics(diags, "text")
@@ -274,34 +273,3 @@ def _graceful(stop: threading.Event) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-# --- import ---------------------------------------------------------------------------------------------
-
-
-@click.command("import")
-@click.argument("cluster")
-@click.option("--zookeeper", "connect", required=True, help="host:port[,host:port…][/chroot] of the cluster.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Manifests root to write DIR/clusters/CLUSTER/ into (default: --repo).")
-@click.option("--kafka-version", help="The brokers' version, e.g. 3.6 (default: the newest the catalog knows).")
-@click.option("--label", "labels", multiple=True, help="KEY=VALUE label of the Cluster (repeatable).")
-@click.option("--auth-env", help="Environment variable holding user:password for ZooKeeper digest auth.")
-@click.option("--encoder-secret-env", help="Environment variable holding the brokers' password.encoder.secret "
-              "(default: <CLUSTER>_ENCODER_SECRET); when set, equal passwords are recognised across brokers.")
-@click.option("--include-internal-topics", is_flag=True, help="Also declare __consumer_offsets and co.")
-@click.option("--force", is_flag=True, help="Replace an existing clusters/CLUSTER/ directory.")
-@click.pass_obj
-def import_command(obj: Context, cluster: str, connect: str, out: Path | None, kafka_version: str | None,
-                   labels: tuple[str, ...], auth_env: str | None, encoder_secret_env: str | None,
-                   include_internal_topics: bool, force: bool) -> None:
-    """Write manifests from a live cluster such that `plan` on them shows no changes (adoption)."""
-    from reconciler.cli.importer import run_import
-
-    run_import(obj, cluster, connect, out or obj.repo, kafka_version, labels, auth_env, encoder_secret_env,
-               include_internal_topics, force)
-
-
-def register(main: click.Group) -> None:
-    main.add_command(reconcile)
-    main.add_command(import_command)

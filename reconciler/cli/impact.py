@@ -1,6 +1,6 @@
 """Fleet impact commands: `snapshot` (live state -> Parquet inventory) and `impact` (blast radius report).
 
-Registered on the main group by the last line of `cli.py`. Spark and the impact modules are imported inside
+Spark and the impact modules are imported inside
 the commands, so other commands never pay for them. stdout carries only the report; logs go to stderr.
 """
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from reconciler.cli.main import Context
+    from reconciler.cli.context import Context
 
 MASTER_HELP = "Spark master: local[*] (in-process, default), spark://host:port, or a Spark Connect sc://host:port."
 
@@ -80,8 +80,3 @@ def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, invent
         click.echo(render_markdown(summary), nl=False)
     if out is not None:
         click.echo(f"impact report written to {out}", err=True)
-
-
-def register(main: click.Group) -> None:
-    main.add_command(snapshot)
-    main.add_command(impact)

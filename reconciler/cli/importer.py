@@ -1,4 +1,4 @@
-"""The body of `reconciler import` (the command itself is declared in cli_gitops.py)."""
+"""`reconciler import`: manifests written from a live cluster, checked to plan with no changes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import click
 from reconciler.errors import ExitCode, ReconcilerError
 
 if TYPE_CHECKING:
-    from reconciler.cli.main import Context
+    from reconciler.cli.context import Context
     from reconciler.importer import Imported
 
 _NAME = re.compile(r"[a-zA-Z0-9._-]+")
@@ -84,3 +84,24 @@ def _report(imported: Imported, env: str) -> None:
             click.echo(f"  {line}", err=True)
         raise SystemExit(ExitCode.ERROR)
     click.echo("checked: a plan on the imported manifests shows no changes", err=True)
+
+
+@click.command("import")
+@click.argument("cluster")
+@click.option("--zookeeper", "connect", required=True, help="host:port[,host:port…][/chroot] of the cluster.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Manifests root to write DIR/clusters/CLUSTER/ into (default: --repo).")
+@click.option("--kafka-version", help="The brokers' version, e.g. 3.6 (default: the newest the catalog knows).")
+@click.option("--label", "labels", multiple=True, help="KEY=VALUE label of the Cluster (repeatable).")
+@click.option("--auth-env", help="Environment variable holding user:password for ZooKeeper digest auth.")
+@click.option("--encoder-secret-env", help="Environment variable holding the brokers' password.encoder.secret "
+              "(default: <CLUSTER>_ENCODER_SECRET); when set, equal passwords are recognised across brokers.")
+@click.option("--include-internal-topics", is_flag=True, help="Also declare __consumer_offsets and co.")
+@click.option("--force", is_flag=True, help="Replace an existing clusters/CLUSTER/ directory.")
+@click.pass_obj
+def import_command(obj: Context, cluster: str, connect: str, out: Path | None, kafka_version: str | None,
+                   labels: tuple[str, ...], auth_env: str | None, encoder_secret_env: str | None,
+                   include_internal_topics: bool, force: bool) -> None:
+    """Write manifests from a live cluster such that `plan` on them shows no changes (adoption)."""
+    run_import(obj, cluster, connect, out or obj.repo, kafka_version, labels, auth_env, encoder_secret_env,
+               include_internal_topics, force)

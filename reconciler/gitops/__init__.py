@@ -1,10 +1,14 @@
-"""GitOps adapter (GitPython): manifests at any revision without a checkout, the clusters a revision range
-changes, the revision recorded in plans and audit entries, and the mirror of a remote manifests repo.
+"""GitOps: manifests at any revision without a checkout (GitPython), the clusters a revision range changes,
+the revision recorded in plans and audit entries, the mirror of a remote manifests repo, and the scheduled
+reconcile loop built on them.
 
     revision.py  open the repository holding the manifests; `Revision` (sha, author, dirty); dirty check
     tree.py      `clusters/` of a revision written to a directory (`materialize`, `manifests_at`)
     changes.py   `changed_clusters`: cluster directories, fleet.yaml selectors and labels
     remote.py    `sync_remote`: a bare mirror of a manifests repository in a cache directory
+    reconcile.py one reconcile pass: every cluster planned and applied in parallel, failures isolated
+    drift.py     what changed in ZooKeeper since the last audited apply (change notifications, audit)
+    reconcile_report.py  a pass rendered as text or JSON
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The "after" side of an impact: the manifests of the changed clusters as small row lists.
 
-What apply would leave in ZooKeeper follows the plan's ownership rules (SPEC §3, `diff.py`), which the job
+What apply would leave in ZooKeeper follows the plan's ownership rules (SPEC §3, `reconciler.diff`), which the job
 applies to the inventory with joins: a declared entity's config becomes exactly the declared one, except
 `policy.ignoreKeys` (live values stay, declared ones are never written) and the replication throttles
 (kept unless declared); undeclared entities stay as they are, unless `policy.prune` removes undeclared

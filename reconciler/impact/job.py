@@ -262,9 +262,3 @@ def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> tuple[DataFrame, Da
     bytes_ = F.when(F.col("part_ids").isNull(), F.coalesce("topic_bytes", F.lit(0))).otherwise(
         F.coalesce("part_bytes", F.lit(0)))
     return rows.withColumn("bytes", bytes_.cast("long")).drop("part_bytes"), part_sizes
-
-
-def summarize(spark: SparkSession, changes: Changes, *, sample: int = 20) -> dict[str, Any]:
-    from reconciler.impact.aggregate import summary
-
-    return summary(spark, changes, sample=sample)

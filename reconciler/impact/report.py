@@ -1,7 +1,5 @@
 """Impact reports from the summary dict: JSON (SPEC §8 shape and more), Markdown (one PR comment, well under
-GitHub's 65,536 characters), and the files of `--out` (report.md/json/html + the Parquet detail tables).
-
-Pure functions of the summary, except `write_outputs` (files, and Spark's Parquet writer for the details).
+GitHub's 65,536 characters). Pure functions of the summary; `outputs.py` writes the files of `--out`.
 """
 
 from __future__ import annotations
@@ -9,13 +7,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler.render.units import short
-
-if TYPE_CHECKING:
-    from reconciler.impact.job import Changes
 
 BUDGET = 60_000
 BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
@@ -139,20 +133,3 @@ def _arrow(key: str, before: str | None, after: str | None) -> str:
 
 def _more(total: int, shown: int, what: str) -> list[str]:
     return [] if total <= shown else ["", f"… and {total - shown:,} more {what} in report.json"]
-
-
-def write_outputs(out: Path, summary: dict[str, Any], changes: Changes | None) -> list[Path]:
-    """report.{md,json,html} and, with the job's rows, topic_changes/ and broker_changes/ (Parquet)."""
-    from reconciler.impact.html import render_html
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in (("report.md", render_markdown(summary)), ("report.json", render_json(summary)),
-                       ("report.html", render_html(summary))):
-        (out / name).write_text(text, encoding="utf-8")
-        written.append(out / name)
-    if changes is not None:
-        changes.topics.write.mode("overwrite").parquet(str(out / "topic_changes"))
-        changes.brokers.write.mode("overwrite").parquet(str(out / "broker_changes"))
-        written += [out / "topic_changes", out / "broker_changes"]
-    return written

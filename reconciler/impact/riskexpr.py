@@ -2,7 +2,7 @@
 
 Which rules may rate a key is asked of `risk.rules_for_key` for each distinct changed key (a handful), so
 listener prefixes and synonyms resolve exactly as in the plan; each rule's comparison kind becomes a column
-expression over the effective values before and after, with risk.py's semantics:
+expression over the effective values before and after, with `reconciler.risk`'s semantics:
   lowered/reduced, raised  numbers compared by magnitude (absent = unlimited; negative retention = infinite);
                            a value that is no number makes the rule fire when the values differ
   changed                  comma lists compared as sets        enabled   becomes `true`
@@ -45,7 +45,7 @@ def _items(c: Column) -> Column:
 
 
 def norm(c: Column) -> Column:
-    """A comma list as a sorted set, as risk.py's `_norm` (the lambda path only for values with a comma:
+    """A comma list as a sorted set, as `reconciler.risk`'s `_norm` (the lambda path only for values with a comma:
     higher-order functions are interpreted, and most values are single numbers)."""
     from pyspark.sql import functions as F
 

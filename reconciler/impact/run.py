@@ -52,9 +52,10 @@ def _inventory_note(directory: Path) -> str:
 def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     """The summary (SPEC §8 JSON); with `out`, also the report files and the Parquet detail tables."""
     from reconciler.impact.afterstate import after_rows
+    from reconciler.impact.aggregate import summary as summarize
     from reconciler.impact.inventory import read_inventory
-    from reconciler.impact.job import compute_changes, summarize
-    from reconciler.impact.report import write_outputs
+    from reconciler.impact.job import compute_changes
+    from reconciler.impact.outputs import write_outputs
     from reconciler.impact.session import spark_session
 
     started = time.monotonic()

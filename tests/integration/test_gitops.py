@@ -424,10 +424,7 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
     """The impact job runs as `reconciler impact` in a subprocess (Spark): stubbed here, its contract checked."""
     import subprocess
 
-    import click
-
     from reconciler.cli import gitops as cli_gitops
-    from reconciler.cli.main import main
 
     calls: list[list[str]] = []
 
@@ -435,8 +432,6 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
         calls.append(args)
         return subprocess.CompletedProcess(args, 0, "**3 clusters, 120 topics affected**\n", "")
 
-    if "impact" not in main.commands:
-        monkeypatch.setitem(main.commands, "impact", click.Command("impact"))
     monkeypatch.setattr(cli_gitops.subprocess, "run", fake_run)
     root = Path(zk_repo.working_tree_dir or ".")
     branch(zk_repo)

@@ -101,8 +101,9 @@ def write_fleet(directory: Path, spark: Any, sizes: bool = True) -> None:
 @pytest.fixture(scope="module")
 def results(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The job run three ways on the same fleet: pruned with sizes, full with sizes, pruned without."""
-    from reconciler.impact.job import compute_changes, summarize
-    from reconciler.impact.report import write_outputs
+    from reconciler.impact.aggregate import summary as summarize
+    from reconciler.impact.job import compute_changes
+    from reconciler.impact.outputs import write_outputs
 
     out: dict[str, Any] = {}
     with_sizes, without = tmp_path_factory.mktemp("inv-sizes"), tmp_path_factory.mktemp("inv-plain")

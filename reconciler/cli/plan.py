@@ -1,0 +1,112 @@
+"""`reconciler plan` and `reconciler apply`: what would change, then exactly that change."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from reconciler.cli.context import Context, plan_all, render_plans
+from reconciler.errors import ExitCode, ReconcilerError
+
+
+@click.command()
+@click.argument("clusters", nargs=-1)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the plan file (JSON) here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "github"]), default="text",
+              show_default=True, help="github: text plus workflow annotations; markdown: one PR comment.")
+@click.option("--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0: none, 1: error).")
+@click.option("--revision", help="Git revision recorded in the plan (default: none).")
+@click.option("--git-base", help="Plan only the clusters changed since the merge base with REV; records HEAD.")
+@click.option("--inventory", type=click.Path(file_okay=False, path_type=Path),
+              help="With --git-base --format markdown: add the fleet impact summary from this inventory.")
+@click.pass_obj
+def plan(
+    obj: Context, clusters: tuple[str, ...], out: Path | None, fmt: str, detailed_exitcode: bool,
+    revision: str | None, git_base: str | None, inventory: Path | None,
+) -> None:
+    """Read live state and show what apply would change (reads only; never writes)."""
+    if git_base is not None or fmt == "github":
+        from reconciler.cli.gitops import plan_git_base
+
+        plan_git_base(obj, clusters, git_base, out, fmt, detailed_exitcode, inventory, revision)
+        return
+    results = plan_all(obj, clusters, revision)
+    plans = [r.plan for r in results]
+    if out is not None:
+        from reconciler.render.json import render_plan_file
+
+        out.write_text(render_plan_file(plans), encoding="utf-8")
+        click.echo(f"plan written to {out}", err=True)
+    click.echo(render_plans(plans, fmt, obj.color), nl=False)
+    if detailed_exitcode and any(not p.is_empty for p in plans):
+        raise SystemExit(ExitCode.CHANGES)
+
+
+def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
+    """The git revision to record when planning and applying from a work tree; a dirty tree is refused
+    (what is applied must be what is committed). Outside git there is no revision to record."""
+    from reconciler.gitops import GitError, require_clean
+
+    try:
+        revision = require_clean(repo, allow_dirty)  # DirtyTreeError (a refusal) propagates
+    except GitError:
+        return None
+    return None if revision is None else revision.recorded
+
+
+@click.command()
+@click.argument("target", nargs=-1)
+@click.option("--auto-approve", is_flag=True, help="Apply without asking (for CI and scheduled runs).")
+@click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
+@click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
+@click.pass_obj
+def apply(
+    obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
+    allow_dirty: bool,
+) -> None:
+    """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
+    from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
+
+    if len(target) == 1 and target[0].endswith(".json") and Path(target[0]).is_file():
+        from reconciler.plan import plans_from_json
+
+        try:
+            plans = plans_from_json(Path(target[0]).read_text(encoding="utf-8"))
+        except (ValueError, KeyError) as exc:
+            raise ReconcilerError(f"cannot read plan file {target[0]}: {exc}") from exc
+        states, _ = load_desired(obj.repo, [p.cluster for p in plans])
+    else:
+        results = plan_all(obj, target, _clean_revision(obj.repo, allow_dirty))
+        plans = [r.plan for r in results]
+        states = {r.plan.cluster: r.desired for r in results}
+    pending = [p for p in plans if not p.is_empty]
+    if not pending:
+        click.echo(render_plans(plans, "text", obj.color), nl=False, err=True)
+        click.echo("nothing to apply", err=True)
+        return
+    for p in pending:
+        guard(p, states[p.cluster], allow_destructive)
+    if not auto_approve:
+        click.echo(render_plans(pending, "text", obj.color), nl=False, err=True)
+        if not sys.stdin.isatty():
+            raise ReconcilerError(
+                "refusing to apply without confirmation: stdin is not a terminal (use --auto-approve)"
+            )
+        answer = click.prompt(f"Apply these changes to {len(pending)} cluster(s)? Only 'yes' is accepted",
+                              default="", show_default=False, err=True)
+        if answer.strip() != "yes":
+            click.echo("apply cancelled", err=True)
+            raise SystemExit(ExitCode.ERROR)
+    log_path = audit_log or default_audit_log()
+    for p in pending:
+        result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
+                                    audit_log=log_path)
+        click.echo(
+            f"{p.cluster}: applied plan {p.plan_id}: {result.entities_written} entities, "
+            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
+            f"in {result.batches} batch(es)",
+            err=True,
+        )

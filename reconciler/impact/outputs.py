@@ -1,0 +1,27 @@
+"""The files of `impact --out`: report.md/json/html and the Parquet detail tables (Spark's writer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reconciler.impact.html import render_html
+from reconciler.impact.report import render_json, render_markdown
+
+if TYPE_CHECKING:
+    from reconciler.impact.job import Changes
+
+
+def write_outputs(out: Path, summary: dict[str, Any], changes: Changes | None) -> list[Path]:
+    """report.{md,json,html} and, with the job's rows, topic_changes/ and broker_changes/ (Parquet)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("report.md", render_markdown(summary)), ("report.json", render_json(summary)),
+                       ("report.html", render_html(summary))):
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    if changes is not None:
+        changes.topics.write.mode("overwrite").parquet(str(out / "topic_changes"))
+        changes.brokers.write.mode("overwrite").parquet(str(out / "broker_changes"))
+        written += [out / "topic_changes", out / "broker_changes"]
+    return written
