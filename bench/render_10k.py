@@ -13,11 +13,12 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from reconciler.cli.console import ansi_text
 from reconciler.model import EntityRef, SecretRef, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.render.json import render_json
 from reconciler.render.markdown import render_markdown
-from reconciler.render.text import render_text
+from reconciler.render.text import plan_lines, render_text
 
 
 def build_plan(n: int) -> Plan:
@@ -81,7 +82,7 @@ def main() -> None:
           f"{len(plans[0].partition_increases)} partition increases; median of {args.runs} runs")
     renderers: dict[str, Callable[[Sequence[Plan]], str]] = {
         "text": render_text,
-        "text (color)": lambda p: render_text(p, color=True),
+        "text (color, rich)": lambda p: ansi_text(plan_lines(p)),
         "markdown": render_markdown,
         "json": render_json,
     }

@@ -116,6 +116,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
             set_acl=bool(zk.get("setAcl", False)),
             reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
+            source=doc.mark(("spec", "zookeeper", "connect")),
         ),
         brokers=tuple(int(b) for b in spec["brokers"]),
         labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),
