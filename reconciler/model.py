@@ -180,6 +180,7 @@ class PasswordEncoderSpec:
     cipher_algorithm: str = "AES/CBC/PKCS5Padding"
     key_length: int = 128
     iterations: int = 4096
+    source: SourceRef | None = None  # where `secret` is written (diagnostics name it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,7 @@ THEME = Theme(
         "muted": "dim",
         "differs": "bold yellow",
         "sensitive": "magenta",
-    },
-    inherit=False,
+    }
 )
 UNBOUNDED_WIDTH = 10_000  # a pipe or a file: never wrap a table's rows (COLUMNS still wins)
 

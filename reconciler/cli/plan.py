@@ -89,7 +89,7 @@ def apply(
         guard(p, states[p.cluster], allow_destructive)
     missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo)]
     if missing:  # all of them, before anything is written
-        raise ReconcilerError(f"{len(missing)} password(s) cannot be applied: nothing was written", missing)
+        raise ReconcilerError(f"{len(missing)} problem(s) with the passwords to apply: nothing was written", missing)
     if not auto_approve:
         print_plans(obj, pending, "text", err=True)
         if not sys.stdin.isatty():

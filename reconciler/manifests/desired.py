@@ -105,6 +105,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             cipher_algorithm=enc.get("cipherAlgorithm", "AES/CBC/PKCS5Padding"),
             key_length=int(enc.get("keyLength", 128)),
             iterations=int(enc.get("iterations", 4096)),
+            source=doc.mark(("spec", "passwordEncoder", "secret")),
         )
     return ClusterSpec(
         name=str(_meta(doc)["name"]),

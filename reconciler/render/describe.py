@@ -119,7 +119,8 @@ def _source(e: Effective) -> str:
 
 
 def _entity_table(view: EntityView) -> Table:
-    title = view.ref.display + ("" if view.exists else "  (not in ZooKeeper yet)")
+    missing = "topic does not exist yet" if view.ref.entity_type == "topics" else "no config znode"
+    title = view.ref.display + ("" if view.exists else f"  ({missing})")
     rows = tuple(
         ((k.live.key, None), ("~" if k.differs else "", "differs"), (_value(k.live), None),
          (_source(k.live), "muted"), (_value(k.planned), "differs" if k.differs else None),

@@ -53,7 +53,8 @@ def missing_secrets(desired: DesiredState, root: Path) -> list[Diagnostic]:
         if problem is not None:
             out.append(Diagnostic("warning", f"cluster {cluster.name}: passwordEncoder.{field}: {problem}; "
                                   "passwords cannot be compared (shown as unknown) nor applied",
-                                  cluster.source, f"spec.passwordEncoder.{field}"))
+                                  encoder.source if encoder and encoder.source else cluster.source,
+                                  f"spec.passwordEncoder.{field}"))
     for ref, key, secret, source in _entity_secrets(desired):
         problem = _problem(secret, root, source)
         if problem is not None:
@@ -76,7 +77,6 @@ def plan_secret_problems(plan: Plan, desired: DesiredState, root: Path, severity
             if encoders.current is None:
                 out.append(Diagnostic(severity, f"{entity.ref.display}: cannot encode the password: "
                                       f"{encoders.problem}", change.source, change.key))
-                continue
             problem = _problem(change.secret, root, change.source) if change.secret is not None else None
             if problem is not None:
                 out.append(Diagnostic(severity, f"{entity.ref.display}: {problem}", change.source, change.key))
