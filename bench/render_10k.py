@@ -82,7 +82,7 @@ def main() -> None:
           f"{len(plans[0].partition_increases)} partition increases; median of {args.runs} runs")
     renderers: dict[str, Callable[[Sequence[Plan]], str]] = {
         "text": render_text,
-        "text (color, rich)": lambda p: ansi_text(plan_lines(p)),
+        "text (colour)": lambda p: ansi_text(plan_lines(p)),
         "markdown": render_markdown,
         "json": render_json,
     }

@@ -26,7 +26,9 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 
+from rich.color import ColorSystem
 from rich.console import Console
+from rich.style import Style
 from rich.table import Table as RichTable
 from rich.text import Text
 from rich.theme import Theme
@@ -131,13 +133,24 @@ def print_table(console: Console, table: Table) -> None:
 
 
 def print_lines(console: Console, lines: Iterable[Line]) -> None:
-    """Styled lines: rich Text when colouring, else the plain text straight to the stream (fast)."""
+    """Styled lines, escaped. With colour, each segment's theme style is rendered by rich's `Style.render`
+    (the SGR codes `console.print` would write) without the per-call layout work of `console.print`,
+    which costs ~0.3 ms a line: 7 s for a 10,000-change plan instead of 0.3 s (bench/render_10k.py)."""
     if not is_colored(console):
         console.file.write("".join(printable("".join(text for text, _ in line)) + "\n" for line in lines))
         console.file.flush()
         return
-    for line in lines:
-        console.print(to_text(line), soft_wrap=True)
+    styles: dict[str, Style] = {}
+
+    def styled(text: str, name: str | None) -> str:
+        if not name or not text:
+            return text
+        if name not in styles:
+            styles[name] = console.get_style(name)
+        return styles[name].render(text, color_system=ColorSystem.STANDARD)
+
+    console.file.write("".join("".join(styled(printable(t), s) for t, s in line) + "\n" for line in lines))
+    console.file.flush()
 
 
 def print_blocks(console: Console, blocks: Iterable[Block]) -> None:

@@ -51,6 +51,7 @@ class ConsoleProgress:
                 self.bar = RichProgress(
                     SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=self.console, transient=True,
+                    redirect_stdout=False,  # stdout is the artefact's: never routed through the bar
                 )
                 self.bar.start()
             self._running += 1
