@@ -104,9 +104,10 @@ def apply(
     log_path = audit_log or default_audit_log()
     progress = obj.progress()
     for p in pending:
-        with progress.phase(f"{p.cluster}: apply plan {p.plan_id}") as phase:
+        connect = states[p.cluster].cluster.zookeeper.connect
+        with progress.phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
             result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
                                         audit_log=log_path, progress=phase.update)
-            phase.done(f"{result.entities_written} entities, {result.topics_created} topics created, "
-                       f"{result.partitions_added} partitions added in {result.batches} batch(es)")
+            phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
+                       f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
     click.echo(apply_summary(pending), err=True)
