@@ -40,6 +40,7 @@ manifests' `static` files in every view (ZooKeeper does not hold it).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -122,28 +123,38 @@ def _desired_settings(config: Mapping[str, DesiredValue], fallback: str) -> dict
     return out
 
 
-class _StaticFromManifests:
+class _CachedLayers:
+    """A view's layers, each built once (a describe of a large cluster asks for `<default>` thousands of
+    times); server.properties comes from the manifests in every view."""
+
     def __init__(self, desired: DesiredState | None) -> None:
         self._desired = desired
-        self._cache: dict[str, dict[str, Setting]] = {}
+        self._static: dict[str, Mapping[str, Setting]] = {}
+        self._dynamic: dict[EntityRef, Mapping[str, Setting]] = {}
 
     def static(self, broker: str) -> Mapping[str, Setting]:
-        if self._desired is None:
-            return {}
-        if broker not in self._cache:
-            props = self._desired.static.get(broker) or {}
-            self._cache[broker] = _desired_settings(props, "server.properties")
-        return self._cache[broker]
+        if broker not in self._static:
+            props = self._desired.static.get(broker) if self._desired is not None else None
+            self._static[broker] = _desired_settings(props or {}, "server.properties")
+        return self._static[broker]
+
+    def dynamic(self, ref: EntityRef) -> Mapping[str, Setting]:
+        if ref not in self._dynamic:
+            self._dynamic[ref] = self._build(ref)
+        return self._dynamic[ref]
+
+    def _build(self, ref: EntityRef) -> Mapping[str, Setting]:
+        raise NotImplementedError
 
 
-class DesiredLayers(_StaticFromManifests):
+class DesiredLayers(_CachedLayers):
     """The manifests alone (what risk rates a change against)."""
 
     def __init__(self, desired: DesiredState) -> None:
         super().__init__(desired)
         self.desired = desired
 
-    def dynamic(self, ref: EntityRef) -> Mapping[str, Setting]:
+    def _build(self, ref: EntityRef) -> Mapping[str, Setting]:
         if ref.entity_type == "topics":
             topic = self.desired.topics.get(ref.name)
             return _desired_settings(topic.config, ref.display) if topic is not None else {}
@@ -151,14 +162,14 @@ class DesiredLayers(_StaticFromManifests):
         return _desired_settings(entity.config, ref.display) if entity is not None else {}
 
 
-class LiveLayers(_StaticFromManifests):
+class LiveLayers(_CachedLayers):
     """ZooKeeper's dynamic configs (server.properties from the manifests: ZooKeeper does not hold it)."""
 
     def __init__(self, live: LiveState, catalog: Catalog, desired: DesiredState | None = None) -> None:
         super().__init__(desired)
         self.live, self.catalog = live, catalog
 
-    def dynamic(self, ref: EntityRef) -> Mapping[str, Setting]:
+    def _build(self, ref: EntityRef) -> Mapping[str, Setting]:
         entity = self.live.entities.get(ref)
         if entity is None or entity.version is None:
             return {}
@@ -180,8 +191,8 @@ class PlannedLayers(LiveLayers):
         self._created = {t.name: t for t in plan.topics_to_create}
         self._declared = DesiredLayers(desired)
 
-    def dynamic(self, ref: EntityRef) -> Mapping[str, Setting]:
-        out = dict(super().dynamic(ref))
+    def _build(self, ref: EntityRef) -> Mapping[str, Setting]:
+        out = dict(super()._build(ref))
         declared = self._declared.dynamic(ref)
         for key, setting in declared.items():
             if key in out:
@@ -273,24 +284,74 @@ def _levels(layers: Layers, ref: EntityRef, broker: str | None) -> Iterator[_Lev
     yield "STATIC_BROKER_CONFIG", "server.properties", layers.static(DEFAULT_ENTITY)
 
 
-def _names_and_defaults(catalog: Catalog, ref: EntityRef, key: str, version: str | None) -> tuple[
-    tuple[str, ...], tuple[str, ...], list[tuple[str, str]]
-]:
-    """(names looked up in the entity's own layer, names in the broker layers, Kafka defaults by name)."""
-    if ref.entity_type == "topics":
+_Names = tuple[tuple[str, ...], tuple[str, ...], tuple[Synonym, ...], int]
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(catalog: Catalog, kind: str, key: str, version: str | None) -> _Names:
+    """For a key of an entity kind (`topics`, `brokers` or a quota kind): the names looked up in the
+    entity's own layer, the names in the other layers, the DEFAULT_CONFIG entries, the key's unit factor.
+    The same for every entity of the kind (cached: a describe asks for every key of thousands of them)."""
+    if kind == "topics":
         topic = catalog.topic(key, version)
         names = topic.synonyms if topic is not None else ()
+        own: tuple[str, ...] = (key,)
         defaults = [(s, k.default) for s in names if (k := catalog.broker(s, version)) is not None and k.default]
         if not defaults and topic is not None and topic.default is not None:
             defaults = [(key, topic.default)]
-        return (key,), names, defaults
-    if ref.entity_type == "brokers":
-        names = broker_synonyms(catalog, key, version)
+        factor = 1
+    elif kind == "brokers":
+        names = own = broker_synonyms(catalog, key, version)
         defaults = [(s, k.default) for s in names if (k := catalog.broker(s, version)) is not None and k.default]
         quota = catalog.quota("brokers", key)  # the replication throttles: dynamic-only, not in KafkaConfig
-        return names, names, defaults or ([(key, quota.default)] if quota is not None and quota.default else [])
-    quota = catalog.quota(ref.quota_kind, key)
-    return (key,), (key,), [(key, quota.default)] if quota is not None and quota.default is not None else []
+        if not defaults and quota is not None and quota.default:
+            defaults = [(key, quota.default)]
+        factor = _factor(catalog, key)
+    else:
+        quota = catalog.quota(kind, key)
+        names = own = (key,)
+        defaults = [(key, quota.default)] if quota is not None and quota.default is not None else []
+        factor = 1
+    entries = tuple(Synonym(name, value, "DEFAULT_CONFIG", DEFAULT_LAYER, DEFAULT_LAYER) for name, value in defaults)
+    return own, names, entries, factor
+
+
+class EntityResolver:
+    """`resolve` for many keys of one entity: its layers are looked up once."""
+
+    def __init__(self, layers: Layers, catalog: Catalog, ref: EntityRef, *, version: str | None = None,
+                 broker: str | None = None) -> None:
+        self.catalog, self.ref, self.version = catalog, ref, version
+        self.kind = ref.entity_type if ref.entity_type in ("topics", "brokers") else ref.quota_kind
+        self.levels = [level for level in _levels(layers, ref, broker)]
+        self.set_anywhere = frozenset(name for _, _, settings in self.levels for name in settings)
+
+    def at_default(self, key: str) -> bool:
+        """No layer sets `key` or a synonym of it: its value is Kafka's default (cheap, no chain built)."""
+        own, names, _, _ = _names(self.catalog, self.kind, key, self.version)
+        return self.set_anywhere.isdisjoint(own) and self.set_anywhere.isdisjoint(names)
+
+    def __call__(self, key: str, inherited: bool = False) -> Effective:
+        own, names, defaults, key_factor = _names(self.catalog, self.kind, key, self.version)
+        chain: list[Synonym] = []
+        sensitive = False
+        for index, (source, layer, settings) in enumerate(self.levels):
+            if not settings or (inherited and index == 0):  # the first level is always the entity's own
+                continue
+            for name in own if index == 0 else names:
+                setting = settings.get(name)
+                if setting is not None:
+                    sensitive = sensitive or setting.sensitive
+                    chain.append(Synonym(name, setting.value, source, layer, setting.origin))
+        chain += defaults
+        if sensitive or is_sensitive(self.catalog, self.ref, key):
+            chain = [Synonym(s.name, None, s.source, s.layer, s.origin) for s in chain]
+            sensitive = True
+        if not chain:
+            return Effective(key, None, "DEFAULT_CONFIG", sensitive, ())
+        head = chain[0]
+        value = None if sensitive else _in_unit(self.catalog, head.value, head.name, key_factor)
+        return Effective(key, value, head.source, sensitive, tuple(chain))
 
 
 def resolve(
@@ -299,24 +360,4 @@ def resolve(
 ) -> Effective:
     """The effective value of `key` on `ref`. `inherited`: leave out the entity's own layer (the value the
     key would have if the entity did not set it)."""
-    own, names, defaults = _names_and_defaults(catalog, ref, key, version)
-    key_factor = _factor(catalog, key) if ref.entity_type == "brokers" else 1
-    chain: list[Synonym] = []
-    sensitive = False
-    for index, (source, layer, settings) in enumerate(_levels(layers, ref, broker)):
-        if inherited and index == 0:  # the first level is always the entity's own
-            continue
-        for name in own if index == 0 else names:
-            setting = settings.get(name)
-            if setting is not None:
-                sensitive = sensitive or setting.sensitive
-                chain.append(Synonym(name, setting.value, source, layer, setting.origin))
-    chain += [Synonym(name, value, "DEFAULT_CONFIG", DEFAULT_LAYER, DEFAULT_LAYER) for name, value in defaults]
-    sensitive = sensitive or is_sensitive(catalog, ref, key)
-    if sensitive:
-        chain = [Synonym(s.name, None, s.source, s.layer, s.origin) for s in chain]
-    if not chain:
-        return Effective(key, None, "DEFAULT_CONFIG", sensitive, ())
-    head = chain[0]
-    value = None if sensitive else _in_unit(catalog, head.value, head.name, key_factor)
-    return Effective(key, value, head.source, sensitive, tuple(chain))
+    return EntityResolver(layers, catalog, ref, version=version, broker=broker)(key, inherited)

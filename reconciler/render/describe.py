@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.catalog import Catalog
-from reconciler.effective import Effective, Layers, Synonym, quota_fallbacks, resolve
+from reconciler.effective import Effective, EntityResolver, Layers, Synonym, quota_fallbacks
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState
 from reconciler.render.styled import Block, Table, line
 from reconciler.render.units import describe as with_unit
@@ -85,10 +85,13 @@ def entity_view(
     key: str | None = None, show_all: bool = False, broker: str | None = None,
 ) -> EntityView:
     keys = [key] if key is not None else keys_of(catalog, version, ref, (live, planned))
+    before = EntityResolver(live, catalog, ref, version=version, broker=broker)
+    after = EntityResolver(planned, catalog, ref, version=version, broker=broker)
     views = []
     for k in keys:
-        view = KeyView(resolve(live, catalog, ref, k, version=version, broker=broker),
-                       resolve(planned, catalog, ref, k, version=version, broker=broker))
+        if key is None and not show_all and before.at_default(k) and after.at_default(k):
+            continue
+        view = KeyView(before(k), after(k))
         if key is not None or show_all or not (view.live.is_default and view.planned.is_default):
             views.append(view)
     return EntityView(ref, exists, tuple(views))
