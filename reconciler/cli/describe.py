@@ -69,6 +69,9 @@ def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fm
         suggestion = catalog.suggest(key, "topic", version)
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         raise ReconcilerError(f"{key!r} is not a topic config of Kafka {version}{hint}")
+    if ref is not None and ref.entity_type == "topics" and ref.name not in live.topics \
+            and ref.name not in desired.topics:
+        raise ReconcilerError(f"topic {ref.name!r} is neither in ZooKeeper nor in the manifests of {cluster}")
     views = []
     for r in [ref] if ref is not None else entities_of(desired, live):
         exists = r.name in live.topics if r.entity_type == "topics" else (

@@ -121,9 +121,12 @@ def _source(e: Effective) -> str:
     return " ".join(parts)
 
 
+def _missing(ref: EntityRef) -> str:
+    return "topic does not exist yet" if ref.entity_type == "topics" else "no config znode"
+
+
 def _entity_table(view: EntityView) -> Table:
-    missing = "topic does not exist yet" if view.ref.entity_type == "topics" else "no config znode"
-    title = view.ref.display + ("" if view.exists else f"  ({missing})")
+    title = view.ref.display + ("" if view.exists else f"  ({_missing(view.ref)})")
     rows = tuple(
         ((k.live.key, None), ("~" if k.differs else "", "differs"), (_value(k.live), None),
          (_source(k.live), "muted"), (_value(k.planned), "differs" if k.differs else None),
@@ -145,6 +148,11 @@ def describe_blocks(views: Sequence[EntityView], *, synonyms: bool = False) -> l
     for view in views:
         if blocks:
             blocks.append(line(""))
+        if not view.keys:
+            missing = "" if view.exists else f"  ({_missing(view.ref)})"
+            blocks += [line(view.ref.display + missing, "heading"),
+                       line("every key at Kafka's default (--all lists them)")]
+            continue
         blocks.append(_entity_table(view))
         for k in view.keys if synonyms else ():
             for side, e in (("live", k.live), ("manifests", k.planned)):

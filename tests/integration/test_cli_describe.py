@@ -136,3 +136,7 @@ def test_unknown_topic_key_and_entity_are_errors(cluster: Path, capsys: pytest.C
     assert code == 1 and "did you mean retention.ms" in err
     code, _, err = describe(cluster, capsys, "groups/x")
     assert code == 1 and "TYPE/NAME" in err
+    code, _, err = describe(cluster, capsys, "topics/nowhere")
+    assert code == 1 and "neither in ZooKeeper nor in the manifests" in err
+    code, out, _ = describe(cluster, capsys, "clients/idle")  # nothing set anywhere: said, not an empty table
+    assert code == 0 and out == "clients/idle  (no config znode)\nevery key at Kafka's default (--all lists them)\n"
