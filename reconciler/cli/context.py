@@ -177,9 +177,9 @@ def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> lis
     results = []
     problems: list[Diagnostic] = []
     progress = obj.progress()
-    for name in sorted(states):
+    for index, name in enumerate(sorted(states), 1):
         log.info("planning cluster %s", name)
-        result = plan_cluster(states[name], obj.repo, revision, progress)
+        result = plan_cluster(states[name], obj.repo, revision, progress.numbered(index, len(states)))
         problems.extend(result.diagnostics)
         results.append(result)
     if has_errors(problems):

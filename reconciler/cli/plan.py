@@ -103,9 +103,9 @@ def apply(
             raise SystemExit(ExitCode.ERROR)
     log_path = audit_log or default_audit_log()
     progress = obj.progress()
-    for p in pending:
+    for index, p in enumerate(pending, 1):
         connect = states[p.cluster].cluster.zookeeper.connect
-        with progress.phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
+        with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
             result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
                                         audit_log=log_path, progress=phase.update)
             phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "

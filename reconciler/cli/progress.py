@@ -37,11 +37,16 @@ class _Phase:
 class ConsoleProgress:
     """`reconciler.progress.Progress` for the command line (thread-safe: reconcile runs clusters in parallel)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, prefix: str = "") -> None:
         self.console = console
+        self.prefix = prefix
         self.bar: RichProgress | None = None
         self._running = 0
         self._lock = threading.Lock()
+
+    def numbered(self, index: int, count: int) -> ConsoleProgress:
+        """The same progress with `[index/count] ` before each label, when there are several clusters."""
+        return ConsoleProgress(self.console, f"[{index}/{count}] " if count > 1 else "")
 
     def _start(self, label: str, total: int | None) -> TaskID | None:
         if not self.console.is_interactive:
@@ -70,6 +75,7 @@ class ConsoleProgress:
 
     @contextmanager
     def phase(self, label: str, total: int | None = None) -> Iterator[Phase]:
+        label = self.prefix + label
         started = time.monotonic()
         handle = _Phase(self, self._start(label, total))
         try:

@@ -70,10 +70,10 @@ def test_progress_off_a_terminal_is_one_line_per_phase(tmp_path: Path, zk_connec
     assert done.returncode == 0, done.stderr
     phases = [line for line in done.stderr.splitlines() if not re.search(r": (warning|error): ", line)]
     assert [re.sub(r" \(\d+\.\d s\)$", "", line) for line in phases] == [
-        f"a: read ZooKeeper {zk_connect}/a: 0 config znodes, 0 topics, 0 brokers",
-        "a: plan: no changes",
-        f"b: read ZooKeeper {zk_connect}/b: 0 config znodes, 0 topics, 0 brokers",
-        "b: plan: no changes",
+        f"[1/2] a: read ZooKeeper {zk_connect}/a: 0 config znodes, 0 topics, 0 brokers",
+        "[1/2] a: plan: no changes",
+        f"[2/2] b: read ZooKeeper {zk_connect}/b: 0 config znodes, 0 topics, 0 brokers",
+        "[2/2] b: plan: no changes",
     ]
     assert "\x1b[" not in done.stderr + done.stdout  # no bar, no colour into a pipe
     assert done.stdout.endswith("No changes. Live configuration matches the manifests.\n")
