@@ -180,6 +180,7 @@ class PasswordEncoderSpec:
     cipher_algorithm: str = "AES/CBC/PKCS5Padding"
     key_length: int = 128
     iterations: int = 4096
+    source: SourceRef | None = None  # where `secret` is written (diagnostics name it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,7 @@ class ZooKeeperSpec:
     session_timeout_s: float = 30.0
     set_acl: bool = False  # create znodes with Kafka's secure ACLs (brokers' zookeeper.set.acl=true)
     reconciler_path: str = "/reconciler"  # lock and audit entries live under this znode (inside the chroot)
+    source: SourceRef | None = None  # where `connect` is written (errors name it)
 
     @property
     def hosts(self) -> str:

@@ -24,13 +24,15 @@ from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretE
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.plan import Change, Plan
+from reconciler.progress import NO_PROGRESS, Progress
+from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
 from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.refs import resolve, resolve_optional
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import connect
+from reconciler.zk.session import ZooKeeperError, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,12 @@ def now_utc() -> str:
 def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
     """A connected client for the cluster, authenticated as the brokers' ZooKeeper identity when configured."""
     credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source))
-    client = connect(cluster.zookeeper, credentials)
+    try:
+        client = connect(cluster.zookeeper, credentials)
+    except ZooKeeperError as exc:  # one line that says which manifest chose this ZooKeeper
+        where = cluster.zookeeper.source or cluster.source
+        raise ZooKeeperError(f"{exc.message} (cluster {cluster.name}, spec.zookeeper.connect at "
+                             f"{where.file}:{where.line})" if where else exc.message) from exc
     try:
         yield client
     finally:
@@ -82,10 +89,25 @@ def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: s
     return ClusterPlan(plan, desired, tuple(diags))
 
 
-def plan_cluster(desired: DesiredState, root: Path, revision: str | None = None) -> ClusterPlan:
-    with cluster_client(desired.cluster, root) as client:
-        live = read_live_state(client, desired.cluster.name, read_scope(desired))
-    return plan_against(desired, live, root, revision)
+def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
+                 scope: ReadScope | None = None) -> LiveState:
+    """The live state `plan` needs (or `scope`), as one progress phase."""
+    zk = desired.cluster.zookeeper
+    with progress.phase(f"{desired.cluster.name}: read ZooKeeper {zk.connect}") as phase:
+        with cluster_client(desired.cluster, root) as client:
+            live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
+        phase.done(f"{len(live.entities)} config znodes, {len(live.topics)} topics, {len(live.brokers)} brokers")
+    return live
+
+
+def plan_cluster(
+    desired: DesiredState, root: Path, revision: str | None = None, progress: Progress = NO_PROGRESS
+) -> ClusterPlan:
+    live = read_cluster(desired, root, progress)
+    with progress.phase(f"{desired.cluster.name}: plan") as phase:
+        result = plan_against(desired, live, root, revision)
+        phase.done(summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")
+    return result
 
 
 def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, DesiredState], list[Diagnostic]]:

@@ -82,7 +82,7 @@ def plan_git_base(
     """`plan --git-base BASE`: plan only the clusters the branch (the work tree against its merge base with
     BASE) changes, reading only their ZooKeepers, and record HEAD's revision in each plan. Also `plan
     --format github` without a base (the given or all clusters)."""
-    from reconciler.cli.context import emit_diagnostics, render_plans
+    from reconciler.cli.context import emit_diagnostics, print_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
     from reconciler.manifests.repo import discover
     from reconciler.manifests.validate import load_and_validate
@@ -110,7 +110,7 @@ def plan_git_base(
     if not has_errors(diags):
         for name in selected:
             try:
-                result = plan_cluster(states[name], obj.repo, revision)
+                result = plan_cluster(states[name], obj.repo, revision, obj.progress())
             except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
                 failures[name] = exc.message
                 continue
@@ -133,7 +133,7 @@ def plan_git_base(
             diagnostics=diags if has_errors(diags) else (), impact=impact,
         ), nl=False)
     elif plans:
-        click.echo(render_plans(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
+        print_plans(obj, plans, "text" if fmt == "github" else fmt)
     if has_errors(diags):
         raise ValidationError(diags)
     emit_diagnostics(diags, "text")
@@ -229,8 +229,9 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
               once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
               allow_dirty: bool, fmt: str, audit_log: Path | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
+    from reconciler.cli.console import print_blocks
     from reconciler.gitops.reconcile import Options
-    from reconciler.gitops.reconcile_report import summary_json, summary_text
+    from reconciler.gitops.reconcile_report import summary_blocks, summary_json
     from reconciler.workflow import default_audit_log
 
     if once == (interval is not None):
@@ -243,7 +244,7 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
     with _graceful(stop):
         while True:
             result = _one_pass(obj, args, options, stop)
-            click.echo(summary_text(result), err=True, nl=False)
+            print_blocks(obj.err, summary_blocks(result))
             if fmt == "json":
                 click.echo(json.dumps(summary_json(result), ensure_ascii=False))
             failures = result.failures
