@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.context import Context, plan_all, render_plans
+from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, render_plans
 from reconciler.errors import ExitCode, ReconcilerError
 
 
@@ -62,10 +62,11 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
 @click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
+@lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
-    allow_dirty: bool,
+    allow_dirty: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
@@ -103,7 +104,7 @@ def apply(
     log_path = audit_log or default_audit_log()
     for p in pending:
         result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
-                                    audit_log=log_path)
+                                    audit_log=log_path, lock_timeout_s=lock_timeout, notify=notify)
         click.echo(
             f"{p.cluster}: applied plan {p.plan_id}: {result.entities_written} entities, "
             f"{result.topics_created} topics created, {result.partitions_added} partitions added "
