@@ -112,7 +112,7 @@ class _Queue:
     def __init__(self, client: KazooClient, path: str, cluster: str, notify: Notify) -> None:
         self.client, self.path, self.cluster, self.notify = client, path, cluster, notify
         self.here = ProcessId.current()
-        self.holders: dict[str, Holder | None] = {}  # a node's data never changes: read each once
+        self.holders: dict[str, Holder] = {}  # a node's data never changes: read each once
 
     def enter(self, claim: bytes) -> str:
         """Create our node; after a lost connection, find the one the server may have created (uuid prefix)."""
@@ -169,7 +169,7 @@ class _Queue:
             if holder.node not in announced:
                 announced.add(holder.node)
                 self.notify(f"cluster {self.cluster}: the apply lock is held by {holder.describe()}; waiting up "
-                            f"to {remaining:.0f} s for it (a crashed apply's lock goes when its session expires)")
+                            f"to {_seconds(remaining)} s for it (a crashed apply's lock goes when its session expires)")
             woken.clear()
             if self.client.retry(self.client.exists, f"{self.path}/{holders[-1].node}", watch=watch):
                 woken.wait(min(remaining, RECHECK_S))
@@ -210,6 +210,11 @@ class _Queue:
             self.notify(f"cluster {self.cluster}: took over the apply lock of a crashed apply, "
                         f"{holder.describe()}: {reason}")
         return found
+
+
+def _seconds(value: float) -> str:
+    """11, 2, 0.5: whole seconds unless the wait is shorter than ten."""
+    return f"{value:.0f}" if value >= 9.95 else f"{value:.1f}".removesuffix(".0")
 
 
 def _sequence(child: str) -> int | None:
