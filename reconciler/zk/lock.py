@@ -158,6 +158,11 @@ class _Queue:
             if self._take_over_dead(holders, taken):
                 continue
             holder = holders[0]
+            if timeout_s > 0 and holder.node not in announced:  # the whole wait for the first, then what is left
+                left = timeout_s if not announced else max(0.0, deadline - time.monotonic())
+                announced.add(holder.node)
+                self.notify(f"cluster {self.cluster}: the apply lock is held by {holder.describe()}; waiting up "
+                            f"to {_seconds(left)} s for it (a crashed apply's lock goes when its session expires)")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ConflictError(
@@ -166,10 +171,6 @@ class _Queue:
                     "has finished, or wait longer with --lock-timeout; the lock of a crashed apply on another "
                     "host disappears when its ZooKeeper session expires"
                 )
-            if holder.node not in announced:
-                announced.add(holder.node)
-                self.notify(f"cluster {self.cluster}: the apply lock is held by {holder.describe()}; waiting up "
-                            f"to {_seconds(remaining)} s for it (a crashed apply's lock goes when its session expires)")
             woken.clear()
             if self.client.retry(self.client.exists, f"{self.path}/{holders[-1].node}", watch=watch):
                 woken.wait(min(remaining, RECHECK_S))

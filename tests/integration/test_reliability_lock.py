@@ -6,7 +6,9 @@
   — is never broken: the second apply waits, with one line naming the holder, then exits 3 naming it.
 * A holder on another machine that crashed cannot be proven dead from here: the default lock wait outlasts
   its ZooKeeper session, so the re-run waits it out and succeeds.
-(ZooKeeper SIGKILLed mid-apply, then a re-run at once: tests/integration/test_reliability_zk_crash.py.)
+* ZooKeeper and the apply crash together: ZooKeeper restores the apply's session and lock node on restart;
+  the re-run takes that lock over at once. (ZooKeeper SIGKILLed during an apply of 3,000 entities that then
+  gives up, and a re-run at once: tests/integration/test_reliability_zk_crash.py.)
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.model import ZooKeeperSpec
+from reconciler.zk.session import close, connect
+from tests.conftest import ZkServer
 from tests.integration.reliability import (
     PYTHON,
     Proc,
@@ -36,7 +41,7 @@ from tests.integration.reliability import (
 N = 120
 OLD, NEW = {"retention.ms": "1000"}, {"retention.ms": "2000"}
 NAMES = [f"t-{i:04d}" for i in range(N)]
-SESSION_TIMEOUT_S = 4  # ZooKeeper's minimum with the test server's tickTime (2 x 2 s): default wait 11 s
+SHORT_SESSION_S = 8  # long enough to outlast a re-run's start on a loaded machine; default lock wait 17 s
 FOREIGN_CLAIM = {  # what an apply on another machine writes into its lock node
     "version": 1, "user": "ops@far", "host": "far-host", "pid": 4242, "planId": "feedbeef00000000",
     "since": "2025-01-01T00:00:00Z",
@@ -51,8 +56,17 @@ pytestmark = pytest.mark.timeout(120)  # a safety net: each process inside has i
 
 @pytest.fixture
 def repo(zk_client: KazooClient, zk_connect: str, tmp_path: Path) -> Path:
+    """ZooKeeper's default session timeout (30 s): a paused holder keeps its session through the test, and
+    a test that does not take over where it should would wait 50 s (and fail on its output)."""
     seed_topics(zk_client, dict.fromkeys(NAMES, OLD))
-    return write_repo(tmp_path, zk_connect, topics=dict.fromkeys(NAMES, NEW), session_timeout_s=SESSION_TIMEOUT_S)
+    return write_repo(tmp_path, zk_connect, topics=dict.fromkeys(NAMES, NEW))
+
+
+@pytest.fixture
+def short_repo(zk_client: KazooClient, zk_connect: str, tmp_path: Path) -> Path:
+    """Short sessions, for the tests that wait one out."""
+    seed_topics(zk_client, dict.fromkeys(NAMES, OLD))
+    return write_repo(tmp_path, zk_connect, topics=dict.fromkeys(NAMES, NEW), session_timeout_s=SHORT_SESSION_S)
 
 
 def env(repo: Path, **extra: str) -> dict[str, str]:
@@ -93,7 +107,7 @@ time.sleep(120)
 @pytest.fixture
 def foreign_holder(zk_connect: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A process holding the lock with another machine's claim; SIGKILL it to crash that machine's apply."""
-    proc = subprocess.Popen([PYTHON, "-c", HOLDER, zk_connect, str(SESSION_TIMEOUT_S), json.dumps(FOREIGN_CLAIM)],
+    proc = subprocess.Popen([PYTHON, "-c", HOLDER, zk_connect, str(SHORT_SESSION_S), json.dumps(FOREIGN_CLAIM)],
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -138,6 +152,36 @@ def test_apply_killed_holding_the_lock_rerun_takes_it_over_at_once(repo: Path, z
     assert re.fullmatch(r"0x[0-9a-f]+", takeover["session"]) and takeover["since"].endswith("Z")
     assert zk_client.get_children("/reconciler/lock") == []
     converged(repo, zk_client)
+
+
+def test_zookeeper_and_apply_crash_together_rerun_takes_over_the_restored_lock(
+    zk_client: KazooClient, zk_connect: str, zk_server: ZkServer, tmp_path: Path
+) -> None:
+    """Both SIGKILLed mid-apply. ZooKeeper comes back with the apply's session and lock node (sessions are
+    persisted); the re-run proves the holder dead and does not wait for that session (20 s here)."""
+    seed_topics(zk_client, dict.fromkeys(NAMES, OLD))
+    repo = write_repo(tmp_path, zk_connect, topics=dict.fromkeys(NAMES, NEW), session_timeout_s=20)
+    first = Proc(repo, ["apply", "--auto-approve"], module="tests.integration.faultproc",
+                 env=env(repo, FAULT_PAUSE="multi:4"))
+    first.wait_stopped(30)
+    try:
+        zk_server.kill()
+        first.proc.send_signal(signal.SIGKILL)
+        assert first.finish(10).code == -signal.SIGKILL
+    finally:
+        zk_server.restart()
+    client = connect(ZooKeeperSpec(zk_connect, session_timeout_s=10.0), connect_timeout_s=30.0)
+    try:
+        (restored,) = client.get_children("/reconciler/lock")
+        run = cli(repo, "apply", "--auto-approve", timeout=60, env=env(repo))
+        assert run.code == 0 and not WAITING.search(run.stderr), run
+        assert f"took over the apply lock of a crashed apply, reliability@test (host {socket.gethostname()}, " \
+               f"pid {first.pid}, plan " in run.stderr, run
+        (takeover,) = audit_log(repo)[-1]["lockTakeovers"]  # type: ignore[misc]
+        assert takeover["node"] == restored and takeover["pid"] == first.pid
+        converged(repo, client)
+    finally:
+        close(client)
 
 
 def test_live_holder_on_this_machine_makes_the_next_apply_wait_then_exit_3(
@@ -189,21 +233,15 @@ def test_live_holder_on_another_machine_is_never_broken(
 
 @pytest.mark.slow
 def test_crashed_holder_on_another_machine_is_waited_out_by_default(
-    repo: Path, zk_client: KazooClient, foreign_holder: tuple[subprocess.Popen[str], str]
+    short_repo: Path, zk_client: KazooClient, foreign_holder: tuple[subprocess.Popen[str], str]
 ) -> None:
     """Issue 16: the default wait (1.5 x the session timeout + 5 s) outlasts the dead holder's session, so a
     re-run right after that machine's crash succeeds instead of exiting 3; nothing is taken over."""
     holder, _ = foreign_holder
     holder.kill()  # that machine's apply crashes: its session stays until it expires
     holder.wait(10)
-    run = cli(repo, "apply", "--auto-approve", timeout=60, env=env(repo))
+    run = cli(short_repo, "apply", "--auto-approve", timeout=60, env=env(short_repo))
     assert run.code == 0 and f"{N} entities" in run.stderr, run
-    assert WAITING.findall(run.stderr) == [(FOREIGN, "11")], run
-    assert "took over" not in run.stderr and "lockTakeovers" not in audit_log(repo)[-1], run
-    converged(repo, zk_client)
-
-
-def test_lock_timeout_must_be_a_duration(repo: Path) -> None:
-    for bad in ("soon", "-5s", "2d"):
-        run = cli(repo, "apply", "--auto-approve", "--lock-timeout", bad, timeout=60)
-        assert run.code == 1 and "--lock-timeout" in run.stderr and repr(bad) in run.stderr, run
+    assert WAITING.findall(run.stderr) == [(FOREIGN, "17")], run
+    assert "took over" not in run.stderr and "lockTakeovers" not in audit_log(short_repo)[-1], run
+    converged(short_repo, zk_client)

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from reconciler.cli.main import run
 from reconciler.workflow import duration_seconds, lock_wait_seconds
 from reconciler.zk.holder import Holder, ProcessId, claim, death, start_ticks
 from reconciler.zk.lock import default_lock_wait
@@ -122,3 +123,11 @@ def test_lock_wait_durations() -> None:
         with pytest.raises(ValueError):
             lock_wait_seconds(bad)
     assert duration_seconds("1d") == 86400
+
+
+@pytest.mark.parametrize("command", ["apply", "reconcile"])
+def test_lock_timeout_option_must_be_a_duration(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("soon", "-5s", "2d"):
+        assert run([command, "--lock-timeout", bad]) == 1  # refused before anything is read
+        err = capsys.readouterr().err
+        assert "--lock-timeout" in err and repr(bad) in err, err
