@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import logging
 import os
+import re
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ from reconciler.rules.live import check_live
 from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.refs import resolve, resolve_optional
+from reconciler.zk.lock import Notify, default_lock_wait
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ZooKeeperError, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
@@ -192,11 +194,18 @@ def apply_cluster_plan(
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     user: str | None = None,
+    lock_timeout_s: float | None = None,
+    notify: Notify | None = None,
 ) -> ApplyResult:
-    """`user`: who the audit entry names (default: RECONCILER_USER, else login@host)."""
+    """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
+    long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
+    than the cluster's session timeout, so that a crashed apply's lock expires within the wait)."""
     guard(plan, desired, allow_destructive)
     zk = desired.cluster.zookeeper
-    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path, **apply_tuning())
+    tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
+    if lock_timeout_s is not None:
+        tuning["lock_timeout_s"] = lock_timeout_s
+    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path, **tuning)
     audit = AuditInfo(
         plan_id=plan.plan_id,
         cluster=plan.cluster,
@@ -214,29 +223,52 @@ def apply_cluster_plan(
             options=options,
             audit_log=audit_log,
             progress=progress,
+            notify=notify,
         )
 
 
 def apply_tuning() -> dict[str, Any]:
     """Operator overrides from the environment (docs/operations.md): RECONCILER_MAX_BATCH_BYTES bounds each
-    multi-transaction (default 512 KiB, at least 1024), RECONCILER_LOCK_TIMEOUT is how many seconds apply
-    waits for another apply's lock before exiting 3 (default 10)."""
+    multi-transaction (default 512 KiB, at least 1024), RECONCILER_LOCK_TIMEOUT is how long apply waits for
+    another apply's lock before exiting 3 (a duration: 90, 30s, 2m; default: see apply_cluster_plan)."""
     out: dict[str, Any] = {}
-    for env, option, kind in (("RECONCILER_MAX_BATCH_BYTES", "max_batch_bytes", int),
-                              ("RECONCILER_LOCK_TIMEOUT", "lock_timeout_s", float)):
-        raw = os.environ.get(env, "").strip()
-        if not raw:
-            continue
+    raw = os.environ.get("RECONCILER_MAX_BATCH_BYTES", "").strip()
+    if raw:
         try:
-            value = kind(raw)
+            value = int(raw)
         except ValueError:
-            raise ReconcilerError(f"{env}={raw!r} is not a number") from None
-        if option == "max_batch_bytes" and value < 1024:
-            raise ReconcilerError(f"{env}={raw!r}: a batch must be allowed at least 1024 bytes")
-        if option == "lock_timeout_s" and not 0 <= value < 86400:
-            raise ReconcilerError(f"{env}={raw!r}: expected seconds between 0 and 86400")
-        out[option] = value
+            raise ReconcilerError(f"RECONCILER_MAX_BATCH_BYTES={raw!r} is not a number") from None
+        if value < 1024:
+            raise ReconcilerError(f"RECONCILER_MAX_BATCH_BYTES={raw!r}: a batch must be allowed at least 1024 bytes")
+        out["max_batch_bytes"] = value
+    raw = os.environ.get("RECONCILER_LOCK_TIMEOUT", "").strip()
+    if raw:
+        try:
+            out["lock_timeout_s"] = lock_wait_seconds(raw)
+        except ValueError as exc:
+            raise ReconcilerError(f"RECONCILER_LOCK_TIMEOUT={raw!r}: {exc}") from None
     return out
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration_seconds(text: str) -> float:
+    """`90`, `30s`, `1.5m`, `1h30m` -> seconds (a bare number is seconds). ValueError says what is expected."""
+    text = text.strip()
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError("not a duration (e.g. 30s, 5m, 1h30m)")
+    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
+
+
+def lock_wait_seconds(text: str) -> float:
+    """A lock wait (Terraform's -lock-timeout): a duration from 0 (do not wait) to less than a day."""
+    seconds = duration_seconds(text)
+    if seconds >= 86400:
+        raise ValueError("expected a lock wait below one day (0 does not wait)")
+    return seconds
 
 
 def default_user() -> str:

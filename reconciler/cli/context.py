@@ -188,3 +188,29 @@ def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> lis
         raise ValidationError(problems)
     emit_diagnostics(problems, "text")
     return results
+
+
+def lock_timeout_option(command: click.decorators.FC) -> click.decorators.FC:
+    """`--lock-timeout DURATION` (apply, reconcile), like Terraform's -lock-timeout."""
+    return click.option(
+        "--lock-timeout", metavar="DURATION", callback=_lock_timeout,
+        help="How long to wait for another apply's cluster lock before exiting 3 (0: do not wait; 30s, 5m). "
+        "Default: $RECONCILER_LOCK_TIMEOUT, else 1.5 x the cluster's ZooKeeper session timeout + 5 s, so that "
+        "a crashed apply's lock expires within the wait.",
+    )(command)
+
+
+def _lock_timeout(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    from reconciler.workflow import lock_wait_seconds
+
+    try:
+        return lock_wait_seconds(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r}: {exc}") from None
+
+
+def notify(line: str) -> None:
+    """A progress line of a long step (waiting for the apply lock) on stderr."""
+    click.echo(line, err=True)

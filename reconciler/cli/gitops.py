@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reconciler.cli.context import lock_timeout_option, notify
 from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
 
 if TYPE_CHECKING:
@@ -148,13 +149,12 @@ def plan_git_base(
 
 def parse_duration(text: str) -> float:
     """`90`, `30s`, `5m`, `1h30m` -> seconds."""
-    import re
+    from reconciler.workflow import duration_seconds
 
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
-    if not parts or "".join(n + u for n, u in parts) != text.strip() or float(parts[0][0]) < 0:
-        raise click.BadParameter(f"{text!r} is not a duration (e.g. 30s, 5m, 1h30m)", param_hint="--interval")
-    seconds = sum(float(n) * units[u or "s"] for n, u in parts)
+    try:
+        seconds = duration_seconds(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{text!r} is {exc}", param_hint="--interval") from None
     if seconds <= 0:
         raise click.BadParameter("the interval must be positive", param_hint="--interval")
     return seconds
@@ -224,10 +224,11 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: the summary of each pass as one JSON line on stdout.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@lock_timeout_option
 @click.pass_obj
 def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
               once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
-              allow_dirty: bool, fmt: str, audit_log: Path | None) -> None:
+              allow_dirty: bool, fmt: str, audit_log: Path | None, lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
     from reconciler.cli.console import print_blocks
     from reconciler.gitops.reconcile import Options
@@ -237,7 +238,8 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
     if once == (interval is not None):
         raise click.UsageError("give exactly one of --once and --interval DURATION")
     seconds = parse_duration(interval) if interval is not None else 0.0
-    options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log())
+    options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log(),
+                      lock_timeout_s=lock_timeout, notify=notify)
     args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
     stop = threading.Event()
     failures = 0

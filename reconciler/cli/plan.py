@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.context import Context, plan_all, print_plans, read_plan_file
+from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, print_plans, read_plan_file
 from reconciler.errors import ExitCode, ReconcilerError
 
 
@@ -62,10 +62,11 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
 @click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
+@lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
-    allow_dirty: bool,
+    allow_dirty: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.render.text import apply_summary
@@ -107,7 +108,8 @@ def apply(
         connect = states[p.cluster].cluster.zookeeper.connect
         with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
             result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
-                                        audit_log=log_path, progress=phase.update)
+                                        audit_log=log_path, progress=phase.update,
+                                        lock_timeout_s=lock_timeout, notify=notify)
             phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
                        f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
     click.echo(apply_summary(pending), err=True)

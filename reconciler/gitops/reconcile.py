@@ -42,6 +42,8 @@ class Options:
     parallel: int = 4
     audit_log: Path | None = None
     user: str | None = None  # who audit entries name (None: RECONCILER_USER or login@host)
+    lock_timeout_s: float | None = None  # --lock-timeout (None: RECONCILER_LOCK_TIMEOUT, else per cluster)
+    notify: Callable[[str], None] | None = None  # a line when an apply waits for or takes over the lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ class _Runner:
             applied_result = apply_cluster_plan(
                 plan, desired, root, allow_destructive=self.options.allow_destructive,
                 audit_log=self.options.audit_log, user=self.options.user,
+                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
             )
         except RefusedError as exc:
             return Outcome(name, "refused", plan=plan, drift=drift, error=exc.message)

@@ -33,11 +33,12 @@ class AuditInfo:
     revision: str | None
     user: str
     time: str
+    lock_takeovers: tuple[Mapping[str, Any], ...] = ()  # dead applies whose lock this one took over
 
 
 def audit_record(info: AuditInfo, counts: Mapping[str, int], result: str) -> dict[str, Any]:
     """The entry's JSON object; `result` is "applied" or a short failure description (never a value)."""
-    return {
+    record: dict[str, Any] = {
         "planId": info.plan_id,
         "cluster": info.cluster,
         "revision": info.revision,
@@ -46,6 +47,9 @@ def audit_record(info: AuditInfo, counts: Mapping[str, int], result: str) -> dic
         "counts": dict(counts),
         "result": result,
     }
+    if info.lock_takeovers:  # who held the lock, which process, which plan, since when, why it was dead
+        record["lockTakeovers"] = [dict(t) for t in info.lock_takeovers]
+    return record
 
 
 def write_audit(

@@ -1,21 +1,31 @@
 """The guards around an apply: the KRaft-controller check and the per-cluster apply lock.
 
-Both run before anything is written. The lock is kazoo's `Lock` recipe (ephemeral sequential nodes under
-`<reconciler_path>/lock`), so a crashed apply's lock disappears with its ZooKeeper session.
+Both run before anything is written. The lock is the classic ZooKeeper lock recipe, in kazoo's `Lock` node
+format so that older versions and this one queue together: an ephemeral sequential node
+`<uuid>__lock__NNNNNNNNNN` per contender under `<reconciler_path>/lock`, the lowest sequence holds it, each
+contender watches the node just ahead of it. A crashed apply's node disappears when its ZooKeeper session
+expires; until then the next apply waits (by default a little longer than the session timeout), unless the
+holder is provably dead (`holder.py`: same machine, its process gone), in which case its node is deleted at
+once and the takeover is recorded in the audit entry.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
-from collections.abc import Iterator
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, LockTimeout, NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 
 from reconciler.errors import ConflictError, RefusedError
+from reconciler.zk.holder import Holder, ProcessId, death
 from reconciler.zk.layout import CONTROLLER_PATH, decode_controller
 
 log = logging.getLogger(__name__)
@@ -47,45 +57,167 @@ def refuse_kraft(client: KazooClient, cluster: str) -> int | None:
     return int(stat.version)
 
 
-def lock_identifier(user: str, plan_id: str) -> str:
-    """What other appliers see as the holder: user@host, pid and plan id."""
-    who = user if "@" in user else f"{user}@{socket.gethostname()}"
-    return f"{who} pid {os.getpid()} plan {plan_id}"
+NODE_NAME = "__lock__"  # kazoo's Lock: <uuid hex>__lock__<sequence>, ordered by the sequence alone
+_SEQUENCE = re.compile(r"__lock__(-?\d{10})$")
+RECHECK_S = 1.0  # while waiting, how often a same-machine holder's process is looked at again
+Notify = Callable[[str], None]
+
+
+def default_lock_wait(session_timeout_s: float) -> float:
+    """How long apply waits for the lock by default: long enough for a crashed holder's session to expire.
+
+    ZooKeeper expires a session between `timeout` and `timeout + tickTime` after its last contact (expiry is
+    checked once per tick), and the server negotiates at least two ticks, so tickTime <= timeout / 2; a
+    restarted server re-arms every restored session for a full timeout. 1.5 x the timeout covers both,
+    plus 5 s for a server still starting and for scheduling.
+    """
+    return 1.5 * session_timeout_s + 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class HeldLock:
+    """The lock's own ephemeral znode (writes `check` it) and the dead holders whose locks were taken over."""
+
+    node: str
+    taken_over: tuple[Mapping[str, Any], ...] = ()
 
 
 @contextmanager
 def cluster_lock(
-    client: KazooClient, path: str, identifier: str, timeout_s: float, cluster: str
-) -> Iterator[str]:
+    client: KazooClient, path: str, claim: bytes, timeout_s: float, cluster: str, notify: Notify | None = None
+) -> Iterator[HeldLock]:
     """Hold the cluster's apply lock for the block; ConflictError (exit 3) naming the holder on timeout.
 
-    Yields the lock's own ephemeral znode: writes must `check` it in their multi, so that nothing commits
-    once the lock is gone (its session expired: kazoo silently opens a new session, without the lock).
-    The lock path must exist already (created by the caller with the right ACLs).
+    `claim` is this contender's node data (`holder.claim`). `notify` gets one line when the wait starts
+    (naming the holder) and one per takeover. The yielded node must be `check`ed in every write multi, so
+    that nothing commits once the lock is gone (its session expired: kazoo silently opens a new session,
+    without the lock). The lock path must exist already (created by the caller with the right ACLs).
     """
-    lock = client.Lock(path, identifier)
+    queue = _Queue(client, path, cluster, notify or (lambda _line: None))
+    node = queue.enter(claim)
     try:
-        acquired = bool(lock.acquire(timeout=timeout_s))
-    except LockTimeout:
-        acquired = False
-    if not acquired:
-        raise ConflictError(
-            f"cluster {cluster}: another apply holds the lock {where(client, path)} ({_holder(lock)}); "
-            f"waited {timeout_s:g} s and wrote nothing. Retry when it has finished; the lock of a crashed "
-            "apply disappears when its ZooKeeper session expires"
-        )
+        node, taken = queue.wait(node, claim, timeout_s)
+    except BaseException:
+        queue.leave(node)
+        raise
     try:
-        yield f"{path}/{lock.node}"
+        yield HeldLock(f"{path}/{node}", taken)
     finally:
+        queue.leave(node)
+
+
+class _Queue:
+    """The contenders under one lock path, as this contender sees them."""
+
+    def __init__(self, client: KazooClient, path: str, cluster: str, notify: Notify) -> None:
+        self.client, self.path, self.cluster, self.notify = client, path, cluster, notify
+        self.here = ProcessId.current()
+        self.holders: dict[str, Holder] = {}  # a node's data never changes: read each once
+
+    def enter(self, claim: bytes) -> str:
+        """Create our node; after a lost connection, find the one the server may have created (uuid prefix)."""
+        prefix = uuid.uuid4().hex + NODE_NAME
+        tried = False
+
+        def create() -> str:
+            nonlocal tried
+            if tried:
+                mine: list[str] = [c for c in self.client.get_children(self.path) if c.startswith(prefix)]
+                if mine:
+                    return mine[0]
+            tried = True
+            created: str = self.client.create(f"{self.path}/{prefix}", claim, ephemeral=True, sequence=True)
+            return created.rsplit("/", 1)[1]
+
+        return str(self.client.retry(create))
+
+    def leave(self, node: str) -> None:
         try:
-            lock.release()
+            self.client.retry(self.client.delete, f"{self.path}/{node}")
+        except NoNodeError:
+            pass
         except KazooException as exc:  # the ephemeral node goes with the session anyway
-            log.warning("could not release the apply lock %s: %r", where(client, path), exc)
+            log.warning("could not release the apply lock %s: %r", where(self.client, self.path), exc)
+
+    def wait(self, node: str, claim: bytes, timeout_s: float) -> tuple[str, tuple[Mapping[str, Any], ...]]:
+        """Until `node` is first in line; dead contenders ahead are removed. Returns our node (re-created if
+        our session expired while waiting) and the takeovers."""
+        deadline = time.monotonic() + timeout_s
+        woken = threading.Event()
+        watch = lambda _event: woken.set()  # noqa: E731 (one object: kazoo keeps one watch per function)
+        taken: list[Mapping[str, Any]] = []
+        announced: set[str] = set()
+        while True:
+            ahead = self._ahead(node)
+            if ahead is None:  # our node died with an expired session: queue again, at the back
+                node = self.enter(claim)
+                continue
+            holders = [h for h in map(self._holder, ahead) if h is not None]
+            if not holders:
+                return node, tuple(taken)
+            if self._take_over_dead(holders, taken):
+                continue
+            holder = holders[0]
+            if timeout_s > 0 and holder.node not in announced:  # the whole wait for the first, then what is left
+                left = timeout_s if not announced else max(0.0, deadline - time.monotonic())
+                announced.add(holder.node)
+                self.notify(f"cluster {self.cluster}: the apply lock is held by {holder.describe()}; waiting up "
+                            f"to {_seconds(left)} s for it (a crashed apply's lock goes when its session expires)")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ConflictError(
+                    f"cluster {self.cluster}: another apply holds the lock {where(self.client, self.path)} "
+                    f"(held by {holder.describe()}); waited {timeout_s:g} s and wrote nothing. Retry when it "
+                    "has finished, or wait longer with --lock-timeout; the lock of a crashed apply on another "
+                    "host disappears when its ZooKeeper session expires"
+                )
+            woken.clear()
+            if self.client.retry(self.client.exists, f"{self.path}/{holders[-1].node}", watch=watch):
+                woken.wait(min(remaining, RECHECK_S))
+
+    def _ahead(self, node: str) -> list[str] | None:
+        """The contenders ahead of `node`, first in line first; None when `node` itself is gone."""
+        children = self.client.retry(self.client.get_children, self.path)
+        if node not in children:
+            return None
+        ours = _sequence(node)
+        if ours is None:
+            return []
+        ahead = ((s, c) for c in children if (s := _sequence(c)) is not None and s < ours)
+        return [c for _, c in sorted(ahead)]
+
+    def _holder(self, node: str) -> Holder | None:
+        if node not in self.holders:
+            try:
+                data, stat = self.client.retry(self.client.get, f"{self.path}/{node}")
+            except NoNodeError:
+                return None
+            self.holders[node] = Holder.parse(node, data, int(stat.ephemeralOwner))
+        return self.holders[node]
+
+    def _take_over_dead(self, holders: list[Holder], taken: list[Mapping[str, Any]]) -> bool:
+        """Delete the nodes of provably dead contenders; True if there were any."""
+        found = False
+        for holder in holders:
+            reason = death(holder, self.here)
+            if reason is None:
+                continue
+            found = True
+            with suppress(NoNodeError):  # another contender took it over first: the same outcome
+                self.client.retry(self.client.delete, f"{self.path}/{holder.node}")
+            self.holders.pop(holder.node, None)
+            taken.append(holder.audit(reason))
+            log.info("took over the apply lock node %s: %s", holder.node, reason)
+            self.notify(f"cluster {self.cluster}: took over the apply lock of a crashed apply, "
+                        f"{holder.describe()}: {reason}")
+        return found
 
 
-def _holder(lock: object) -> str:
-    with suppress(KazooException):
-        contenders = lock.contenders()  # type: ignore[attr-defined]
-        if contenders:
-            return f"held by {contenders[0] or 'an unnamed contender'}"
-    return "holder unknown"
+def _seconds(value: float) -> str:
+    """11, 2, 0.5: whole seconds unless the wait is shorter than ten."""
+    return f"{value:.0f}" if value >= 9.95 else f"{value:.1f}".removesuffix(".0")
+
+
+def _sequence(child: str) -> int | None:
+    match = _SEQUENCE.search(child)
+    return int(match.group(1)) if match else None

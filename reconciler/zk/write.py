@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk import txn
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all
+from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
     CONTROLLER_PATH,
     NOTIFICATION_PREFIX,
@@ -39,7 +40,7 @@ from reconciler.zk.layout import (
     entity_path,
     topic_path,
 )
-from reconciler.zk.lock import cluster_lock, lock_identifier, refuse_kraft, where
+from reconciler.zk.lock import Notify, cluster_lock, default_lock_wait, refuse_kraft, where
 from reconciler.zk.session import ZooKeeperError
 from reconciler.zk.txn import Group, Op
 
@@ -54,7 +55,7 @@ EncoderLookup = Callable[[EntityRef], EncoderParams | None]
 @dataclass(frozen=True, slots=True)
 class ApplyOptions:
     max_batch_bytes: int = 512 * 1024  # bounded multi-transactions (jute.maxbuffer is 1 MiB by default)
-    lock_timeout_s: float = 10.0
+    lock_timeout_s: float = default_lock_wait(30.0)  # for ZooKeeper's default session timeout
     secure_acls: bool = False  # Kafka's ZkData.defaultAcls(isSecure=True) for every node created
     reconciler_path: str = "/reconciler"  # lock + audit live here (inside the chroot)
 
@@ -85,18 +86,21 @@ def apply_plan(
     options: ApplyOptions = ApplyOptions(),  # frozen: a shared default is safe
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    notify: Notify | None = None,
 ) -> ApplyResult:
     """Execute exactly `plan`. An empty plan writes nothing (no lock, no notification, no audit entry).
 
     Raises RefusedError (KRaft controller), ConflictError (exit 3: lock held, or a znode changed since the
     plan; nothing of the failing batch is written), SecretError, LiveStateError, ZooKeeperError.
-    `progress(done, total)` is called after each batch, counting entities/topics.
+    `progress(done, total)` is called after each batch, counting entities/topics; `notify(line)` when the
+    apply waits for the lock or takes over a dead apply's lock.
     """
     if plan.is_empty:
         return ApplyResult(0, 0, 0, 0, 0, None)
     done = Written()
     try:
-        path = _apply(client, plan, encoder_for, resolve_secret, audit, options, audit_log, progress, done)
+        path = _apply(client, plan, encoder_for, resolve_secret, audit, options, audit_log, progress, done,
+                      notify)
     except (KazooException, KazooTimeoutError) as exc:  # whatever txn/lock did not already explain
         raise ZooKeeperError(
             f"cluster {plan.cluster}: ZooKeeper failed during apply ({type(exc).__name__}) after "
@@ -115,13 +119,17 @@ def _apply(
     audit_log: Path | None,
     progress: Callable[[int, int], None] | None,
     done: Written,
+    notify: Notify | None = None,
 ) -> str:
     version = refuse_kraft(client, plan.cluster)  # of /controller
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
     txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
-    with cluster_lock(client, f"{root}/lock", lock_identifier(audit.user, plan.plan_id),
-                      options.lock_timeout_s, plan.cluster) as lock_node:
+    with cluster_lock(client, f"{root}/lock", claim(audit.user, plan.plan_id, audit.time),
+                      options.lock_timeout_s, plan.cluster, notify) as lock:
+        lock_node = lock.node
+        if lock.taken_over:  # recorded in this apply's audit entry, whatever its outcome
+            audit = replace(audit, lock_takeovers=lock.taken_over)
         try:
             builder = _Builder(client, plan, acls, encoder_for, resolve_secret)
             groups = builder.build(read_all(client, builder.paths(), txn.READ_TIMEOUT_S))
