@@ -4,7 +4,6 @@ version filtering, quota key sets, password names and did-you-mean suggestions."
 from __future__ import annotations
 
 import json
-import time
 from importlib import resources
 
 import pytest
@@ -34,11 +33,11 @@ def test_data_file_header_says_how_it_was_generated() -> None:
         assert list(raw[section]) == sorted(raw[section]), section  # stable, sorted output
 
 
-def test_load_is_cached_and_fast(cat: Catalog) -> None:
+def test_load_is_cached(cat: Catalog) -> None:
+    """One catalog per process (its cost is measured by the benches, not asserted here)."""
     assert load_catalog() is cat
-    start = time.perf_counter()
-    Catalog(json.loads(resources.files("reconciler").joinpath("data/catalog.json").read_text("utf-8")))
-    assert time.perf_counter() - start < 0.1  # a few ms in practice; generous for slow CI machines
+    fresh = Catalog(json.loads(resources.files("reconciler").joinpath("data/catalog.json").read_text("utf-8")))
+    assert fresh.source_version == cat.source_version
 
 
 def test_source_version(cat: Catalog) -> None:

@@ -282,7 +282,7 @@ def test_billion_laughs_is_refused_before_any_expansion() -> None:
         lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
     start = time.perf_counter()
     docs, diags = load_text("\n".join(lines) + "\n", "bomb.yaml")
-    assert time.perf_counter() - start < 5  # generous: a sanity bound, the real point is "no expansion"
+    assert time.perf_counter() - start < 30  # a hang guard, not a benchmark: the point is "no expansion"
     assert any("anchors (&a)" in d.message for d in diags)
     assert any("aliases (*a)" in d.message for d in diags)
     assert docs[0].data["j"] == [None] * 9
@@ -305,7 +305,7 @@ def test_a_million_brackets_stop_at_the_depth_limit() -> None:
     """libyaml's scanner costs O(depth) per token: reading on past the limit would take hours."""
     start = time.perf_counter()
     _, diags = load_text("[" * 1_000_000 + "]" * 1_000_000, "deep.yaml")
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # a hang guard: reading on would take hours
     assert [d.message for d in diags] == [f"nested deeper than {MAX_DEPTH} levels"]
 
 
