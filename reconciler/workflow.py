@@ -43,7 +43,7 @@ def now_utc() -> str:
 @contextmanager
 def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
     """A connected client for the cluster, authenticated as the brokers' ZooKeeper identity when configured."""
-    credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source))
+    credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
     client = connect(cluster.zookeeper, credentials)
     try:
         yield client
@@ -156,7 +156,7 @@ def _secret_resolver(desired: DesiredState, root: Path) -> Callable[[Change, Ent
             if encoders.current is None:
                 raise SecretError(f"{change.key} on {ref.display}: {encoders.problem}")
             return decode(change.secret.encoded, encoders.current)
-        return resolve(change.secret, base_dir(root, change.source))
+        return resolve(change.secret, base_dir(root, change.source), root)
 
     return resolve_change
 

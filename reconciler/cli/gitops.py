@@ -28,23 +28,18 @@ if TYPE_CHECKING:
 IMPACT_TIMEOUT_S = 1800
 
 
-def _gh_escape(text: str, prop: bool = False) -> str:
-    """GitHub workflow-command escaping (data; properties also escape ':' and ',')."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
 def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefix: str = "") -> list[str]:
     """`::error`/`::warning` lines: diagnostics, and the risky changes at the manifest lines that cause them."""
-    def where(file: str, line: int) -> str:
-        path = f"{prefix}/{file}" if prefix else file
-        return f" file={_gh_escape(path, True)},line={line}"
+    from reconciler.render.github import annotation
+
+    def path(file: str) -> str:
+        return f"{prefix}/{file}" if prefix else file
 
     out: list[str] = []
     for d in diags:
-        props = where(d.source.file, d.source.line) if d.source is not None else ""
         message = d.message + (f" [{d.key}]" if d.key else "")
-        out.append(f"::{'error' if d.severity == 'error' else 'warning'}{props}::{_gh_escape(message)}")
+        src = d.source
+        out.append(annotation(d.severity, message, path(src.file) if src else None, src.line if src else None))
     for p in plans:
         for e in p.entities:
             for c in e.changes:
@@ -52,8 +47,8 @@ def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefi
                     continue
                 reasons = "; ".join(c.reasons) or c.risk
                 message = f"{p.cluster} {e.ref.display} {c.key}: {c.risk}: {reasons}"
-                out.append(f"::warning{where(c.source.file, c.source.line)},title={c.risk} change::"
-                           f"{_gh_escape(message)}")
+                out.append(annotation("warning", message, path(c.source.file), c.source.line,
+                                      title=f"{c.risk} change"))
     return out
 
 

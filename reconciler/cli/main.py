@@ -23,7 +23,7 @@ from reconciler.cli.importer import import_command
 from reconciler.cli.plan import apply, plan
 from reconciler.cli.seal import seal
 from reconciler.cli.validate import validate
-from reconciler.errors import ExitCode, ReconcilerError
+from reconciler.errors import ExitCode, ReconcilerError, printable
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,7 +53,8 @@ def run(args: Sequence[str] | None = None) -> int:
         main.main(args=list(args) if args is not None else None, standalone_mode=False)
     except ReconcilerError as exc:
         emit_diagnostics(exc.diagnostics, "text")
-        click.echo(f"error: {exc.message}", err=True)
+        # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
+        click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
         return int(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from reconciler.errors import printable
 from reconciler.gitops.drift import DriftReport
 from reconciler.gitops.reconcile import Outcome, PassResult
 from reconciler.plan import Plan
@@ -102,7 +103,9 @@ def summary_text(result: PassResult) -> str:
         if o.failed:
             lines.append(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
             lines += [f"  {d.render()}" for d in o.diagnostics if d.severity == "error"]
-    return "\n".join(lines) + "\n"
+    # audit entries, revisions and errors quote text from ZooKeeper and the manifests: one line each, always
+    # (a newline in an audit field must not start a line a CI runner reads as a workflow command)
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _revision_json(result: PassResult) -> dict[str, Any] | None:

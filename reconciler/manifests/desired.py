@@ -180,7 +180,8 @@ def build_desired(
         static_file = (_spec(doc).get("static") or {}).get("file")
         if static_file is not None:
             path = (Path(repo.root) / doc.file).parent / str(static_file)
-            props, prop_diags = read_properties(path, repo.display(path))
+            props, prop_diags = read_properties(path, repo.display(path), repo.root,
+                                                doc.mark(("spec", "static", "file")), str(static_file))
             diags.extend(prop_diags)
             static[name] = {k: DesiredValue(v, src) for k, (v, src) in props.items()}
 

@@ -6,17 +6,14 @@ and the *name* of its reference (env variable or file); a sealed (Kafka-encoded)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from reconciler.errors import printable as printable  # re-exported: the renderers import it from here
 from reconciler.model import RISK_ORDER, Risk, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.render.units import describe
 
-# C0/C1 controls (ANSI escapes, newlines) and bidi overrides from manifests or live state must not reach a
-# terminal or break a line-based layout; they are shown escaped instead.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 UNMANAGED_SHOWN = 10  # names listed before "… and N more"
 NO_CHANGES = "No changes. Live configuration matches the manifests."
 
@@ -66,18 +63,6 @@ def all_totals(plans: Sequence[Plan]) -> Totals:
     for plan in plans:
         total = total + plan_totals(plan)
     return total
-
-
-def _escape(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group()) or (
-        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    )
-
-
-def printable(text: str) -> str:
-    """One safe line: control characters and bidi overrides escaped (`\\n`, `\\x1b`, `\\u202e`)."""
-    return _UNPRINTABLE.sub(_escape, text)
 
 
 def _n(count: int, one: str, many: str) -> str:

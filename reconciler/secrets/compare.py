@@ -38,8 +38,8 @@ def cluster_encoders(cluster: ClusterSpec, root: Path) -> Encoders:
         return Encoders(None, None, "the Cluster has no passwordEncoder.secret")
     where = base_dir(root, cluster.source)
     try:
-        current = EncoderParams.from_spec(spec, resolve(spec.secret, where))
-        old = EncoderParams.from_spec(spec, resolve(spec.old_secret, where)) if spec.old_secret else None
+        current = EncoderParams.from_spec(spec, resolve(spec.secret, where, root))
+        old = EncoderParams.from_spec(spec, resolve(spec.old_secret, where, root)) if spec.old_secret else None
     except SecretError as exc:
         return Encoders(None, None, exc.message)
     return Encoders(current, old)
@@ -50,7 +50,7 @@ def desired_plaintext(ref: SecretRef, root: Path, source: SourceRef | None, enco
         if encoders.current is None:
             raise SecretError("a sealed value needs the encoder secret to be compared")
         return decode(ref.encoded, encoders.current)
-    return resolve(ref, base_dir(root, source))
+    return resolve(ref, base_dir(root, source), root)
 
 
 @dataclass
