@@ -28,9 +28,10 @@ from reconciler.risk import annotate
 from reconciler.rules.live import check_live
 from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets.encoder import EncoderParams, decode
+from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import connect
+from reconciler.zk.session import TlsFiles, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
 log = logging.getLogger(__name__)
@@ -40,11 +41,41 @@ def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def tls_files(cluster: ClusterSpec, root: Path) -> TlsFiles | None:
+    """The cluster's TLS files, each checked like every manifest-named file (inside the repository or
+    RECONCILER_SECRET_DIRS, regular, bounded); kazoo then loads them by path."""
+    tls = cluster.zookeeper.tls
+    if tls is None:
+        return None
+    where = base_dir(root, cluster.source)
+    allowed = approved_secret_dirs()
+
+    def checked(name: str | None, what: str) -> Path | None:
+        if name is None:
+            return None
+        try:
+            path = confine(where / name, root, shown=f"{what} {name}", allowed=allowed)
+            read_regular(path, MAX_SECRET_BYTES, shown=f"{what} {name}")
+        except FileAccessError as exc:
+            raise SecretError(f"cluster {cluster.name}: zookeeper.tls: {exc.message}") from None
+        return path
+
+    key = tls.key_file.file if tls.key_file is not None else None
+    return TlsFiles(
+        ca=checked(tls.ca_file, "CA file"),
+        certificate=checked(tls.cert_file, "certificate file"),
+        key=checked(key, "key file"),
+        key_password=resolve_optional(tls.key_password, where, root),
+        verify_hostname=tls.verify_hostname,
+    )
+
+
 @contextmanager
 def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
-    """A connected client for the cluster, authenticated as the brokers' ZooKeeper identity when configured."""
+    """A connected client for the cluster (TLS when configured), authenticated as the brokers' ZooKeeper
+    identity when configured."""
     credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
-    client = connect(cluster.zookeeper, credentials)
+    client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root))
     try:
         yield client
     finally:
@@ -72,6 +103,7 @@ def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: s
     """Pure planning once live state is read (used by `plan`, `reconcile` and tests)."""
     secrets = compare_secrets(desired, live, root)
     diags = check_live(desired, live)
+    diags.extend(Diagnostic("error", problem, desired.cluster.source) for problem in secrets.problems)
     plan, problems = build_plan(  # the id is computed once, of the final plan (below)
         desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(), with_id=False
     )

@@ -33,7 +33,9 @@ from reconciler.model import (
     EntityRef,
     PasswordEncoderSpec,
     Policy,
+    SecretRef,
     SourceRef,
+    TlsSpec,
     ZooKeeperSpec,
     frozen_map,
 )
@@ -116,12 +118,23 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
             set_acl=bool(zk.get("setAcl", False)),
             reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
+            tls=_tls(zk["tls"]) if "tls" in zk else None,
         ),
         brokers=tuple(int(b) for b in spec["brokers"]),
         labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),
         password_encoder=encoder,
         policy=_policy(fleet, spec.get("policy") or {}),
         source=doc.mark(()),
+    )
+
+
+def _tls(raw: Mapping[str, Any]) -> TlsSpec:
+    return TlsSpec(
+        ca_file=str(raw["ca"]) if "ca" in raw else None,
+        cert_file=str(raw["certificate"]) if "certificate" in raw else None,
+        key_file=SecretRef(file=str(raw["key"]["file"])) if "key" in raw else None,
+        key_password=secret_ref(raw["keyPassword"]) if "keyPassword" in raw else None,
+        verify_hostname=bool(raw.get("verifyHostname", True)),
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
 from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
-from reconciler.secrets.encoder import EncoderParams, decode, try_decode
+from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode
 from reconciler.secrets.refs import resolve
 
 
@@ -57,6 +57,7 @@ def desired_plaintext(ref: SecretRef, root: Path, source: SourceRef | None, enco
 class SecretComparison:
     states: dict[tuple[EntityRef, str], SecretState] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # refused values (errors: the plan must not go ahead)
 
 
 def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> SecretComparison:
@@ -68,8 +69,12 @@ def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> Secre
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
                 continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
-            out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
-                                            root, encoders, out.warnings)
+            try:
+                out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
+                                                root, encoders, out.warnings)
+            except EncodingBoundsError as exc:  # a hostile or absurd stored value: named, never derived
+                out.problems.append(f"{key} on {ref.display}: {exc.message}")
+                out.states[(ref, key)] = SecretState("unknown")
     return out
 
 
@@ -85,6 +90,8 @@ def _state(
         return SecretState("unknown")
     try:
         plaintext = desired_plaintext(wanted, root, source, encoders)
+    except EncodingBoundsError:
+        raise
     except SecretError as exc:
         warnings.append(f"{where}: {exc.message}; shown as unknown")
         return SecretState("unknown")

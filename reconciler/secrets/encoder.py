@@ -19,8 +19,9 @@ from cryptography.hazmat.primitives import hashes, padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
-from reconciler.errors import SecretError
+from reconciler.errors import SecretError, check_cancelled
 from reconciler.model import PasswordEncoderSpec, Secret
+from reconciler.rules.cluster import MAX_ENCODER_ITERATIONS
 
 CBC = "AES/CBC/PKCS5Padding"
 GCM = "AES/GCM/NoPadding"
@@ -49,6 +50,14 @@ REQUIRED = (KEY_FACTORY, CIPHER, KEY_LENGTH, SALT, ITERATIONS, ENCRYPTED, PASSWO
 _JAVA_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # Java's `\s*,\s*` (\s is ASCII-only in Java)
 _JAVA_TRIM = "".join(map(chr, range(33)))  # String.trim() strips every char <= U+0020
 _JAVA_INT = re.compile(r"[+-]?0*[0-9]{1,10}")  # Integer.parseInt's syntax (range checked separately)
+# A derivation costs `iterations` HMACs: at MAX_ENCODER_ITERATIONS (1,000,000, ~250x Kafka's default 4096 and
+# above OWASP's 2023 advice for PBKDF2-HMAC-SHA512, 210,000) one key takes about half a second here. More is
+# refused before deriving: a stored 2147483647 would take tens of minutes per password and hold up signals.
+MAX_SALT_BYTES = 4096  # Kafka writes 256
+
+
+class EncodingBoundsError(SecretError):
+    """A stored or configured encoding asks for more work than any real Kafka setting (refused, not derived)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,9 @@ class EncoderParams:
             raise SecretError(f"password.encoder.key.length must be 128, 192 or 256, not {self.key_length}")
         if self.iterations < 1:
             raise SecretError(f"password.encoder.iterations must be at least 1, not {self.iterations}")
+        if self.iterations > MAX_ENCODER_ITERATIONS:
+            raise EncodingBoundsError(f"password.encoder.iterations={self.iterations} is over the "
+                                      f"{MAX_ENCODER_ITERATIONS:,} this tool derives keys with")
 
     @classmethod
     def from_spec(cls, spec: PasswordEncoderSpec, secret: Secret) -> EncoderParams:
@@ -109,6 +121,7 @@ def _utf8(text: str, what: str) -> bytes:
 
 
 def _derive_key(secret: Secret, kdf: str, key_bits: int, salt: bytes, iterations: int) -> bytes:
+    check_cancelled()  # a signal ends the command between derivations (each is bounded, see above)
     pbkdf2 = PBKDF2HMAC(KEY_FACTORIES[kdf](), length=key_bits // 8, salt=salt, iterations=iterations)
     return pbkdf2.derive(_utf8(secret.reveal(), "password.encoder.secret"))  # Java: secret chars -> UTF-8
 
@@ -199,9 +212,13 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
         raise SecretError(f"stored keyLength {key_bits} is not an AES key length (128, 192 or 256)")
     if iterations < 1:
         raise SecretError("malformed encoded password: iterations must be at least 1")
+    if iterations > MAX_ENCODER_ITERATIONS:
+        raise EncodingBoundsError(f"stored value asks for {iterations} PBKDF2 iterations, over the "
+                                  f"{MAX_ENCODER_ITERATIONS:,} this tool derives (Kafka's default is 4096); "
+                                  "refusing to derive its key")
     salt, iv, encrypted = _bytes(fields, SALT), _bytes(fields, IV), _bytes(fields, ENCRYPTED)
-    if not salt:
-        raise SecretError("malformed encoded password: empty salt")
+    if not salt or len(salt) > MAX_SALT_BYTES:
+        raise SecretError(f"malformed encoded password: salt of {len(salt)} bytes (Kafka writes 256)")
     # shape checks before the (deliberately slow) key derivation
     tag_bits = _int(fields, TAG_LENGTH) if configured_gcm else 0
     tag_bytes = tag_bits // 8
@@ -237,6 +254,8 @@ def try_decode(encoded: str, *secrets_in_order: EncoderParams) -> tuple[Secret, 
     for index, params in enumerate(secrets_in_order):
         try:
             return decode(encoded, params), index
+        except EncodingBoundsError:
+            raise  # the stored value itself is refused: no other secret would change that
         except SecretError:
             continue
     return None

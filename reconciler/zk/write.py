@@ -24,6 +24,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from reconciler.errors import ConflictError, ReconcilerError, SecretError
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
+from reconciler.rules.cluster import kafka_namespace_problem
 from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk import txn
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
@@ -61,8 +62,9 @@ class ApplyOptions:
     def __post_init__(self) -> None:
         if self.max_batch_bytes < 1024:
             raise ValueError(f"max_batch_bytes must be at least 1024, not {self.max_batch_bytes}")
-        if not self.reconciler_path.startswith("/") or not self.reconciler_path.strip("/"):
-            raise ValueError(f"reconciler_path must be an absolute znode path, not {self.reconciler_path!r}")
+        problem = kafka_namespace_problem(self.reconciler_path)  # also refused by validation, with its line
+        if problem is not None:
+            raise ReconcilerError(problem)
 
 
 @dataclass(frozen=True, slots=True)
