@@ -26,7 +26,7 @@ from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRe
 from reconciler.plan import Change, Plan
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
-from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
+from reconciler.secrets.compare import TrustedSecret, base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
@@ -99,9 +99,13 @@ class ClusterPlan:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: str | None) -> ClusterPlan:
-    """Pure planning once live state is read (used by `plan`, `reconcile` and tests)."""
-    secrets = compare_secrets(desired, live, root)
+def plan_against(
+    desired: DesiredState, live: LiveState, root: Path, revision: str | None,
+    trusted_secret: TrustedSecret | None = None,
+) -> ClusterPlan:
+    """Pure planning once live state is read (used by `plan`, `reconcile` and tests). `trusted_secret`: which
+    secret references may be resolved (a pull request's plan: only those of its base revision)."""
+    secrets = compare_secrets(desired, live, root, trusted_secret)
     diags = check_live(desired, live)
     diags.extend(Diagnostic("error", problem, desired.cluster.source) for problem in secrets.problems)
     plan, problems = build_plan(  # the id is computed once, of the final plan (below)

@@ -11,14 +11,22 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
+from reconciler.errors import (
+    CANCELLED,
+    Diagnostic,
+    ExitCode,
+    ReconcilerError,
+    ValidationError,
+    has_errors,
+    printable,
+)
 
 if TYPE_CHECKING:
     from reconciler.cli.context import Context
@@ -79,6 +87,7 @@ def plan_git_base(
     --format github` without a base (the given or all clusters)."""
     from reconciler.cli.context import emit_diagnostics, render_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
+    from reconciler.gitops.prmode import plan_pull_request, trusted_base
     from reconciler.manifests.repo import discover
     from reconciler.manifests.validate import load_and_validate
     from reconciler.render.pr_comment import render_comment
@@ -100,17 +109,27 @@ def plan_git_base(
     plans: list[Plan] = []
     failures: dict[str, str] = {}
     diags: list[Diagnostic] = []
+    notices: dict[str, list[str]] = {}
     if selected:
         _, states, diags = load_and_validate(obj.repo, selected)
-    if not has_errors(diags):
-        for name in selected:
-            try:
-                result = plan_cluster(states[name], obj.repo, revision)
-            except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
-                failures[name] = exc.message
-                continue
-            diags.extend(result.diagnostics)
-            plans.append(result.plan)
+    if not has_errors(diags) and selected:
+        with ExitStack() as stack:
+            # PR mode: connection settings and secrets come from the base revision (gitops/prmode.py)
+            trusted = stack.enter_context(trusted_base(obj.repo, base, selected)) if base is not None else None
+            for name in selected:
+                try:
+                    if trusted is not None:
+                        result, notices[name] = plan_pull_request(states[name], trusted, revision)
+                    else:
+                        result = plan_cluster(states[name], obj.repo, revision)
+                except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
+                    failures[name] = exc.message
+                    continue
+                diags.extend(result.diagnostics)
+                plans.append(result.plan)
+    for name, said in sorted(notices.items()):
+        for notice in said:
+            click.echo(printable(f"warning: {name}: {notice}"), err=True)
     if fmt == "github":
         for line in github_annotations(diags, plans, prefix):
             click.echo(line, err=True)
@@ -126,6 +145,7 @@ def plan_git_base(
             plans, base=base or "", merge_base=changes.base, revision=revision, reasons=changes.reasons,
             removed=sorted(changes.removed), failures=failures,
             diagnostics=diags if has_errors(diags) else (), impact=impact,
+            notices={c: n for c, n in notices.items() if n},
         ), nl=False)
     elif plans:
         click.echo(render_plans(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
@@ -256,11 +276,13 @@ def _graceful(stop: threading.Event) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set() and signum == signal.SIGINT:
+        if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        click.echo(f"received {signal.Signals(signum).name}: finishing the clusters in progress, "
-                   "starting no new ones", err=True)
+        CANCELLED.set()  # planning stops at the next key derivation; nothing unwritten is started
+        click.echo(f"received {signal.Signals(signum).name}: starting no new cluster; clusters still planning "
+                   "stop now, an apply already writing finishes its batches (a second signal ends at once)",
+                   err=True)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

@@ -9,9 +9,13 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -23,7 +27,7 @@ from reconciler.cli.importer import import_command
 from reconciler.cli.plan import apply, plan
 from reconciler.cli.seal import seal
 from reconciler.cli.validate import validate
-from reconciler.errors import ExitCode, ReconcilerError, printable
+from reconciler.errors import CANCELLED, ExitCode, ReconcilerError, printable
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,17 +51,41 @@ for command in (validate, plan, apply, seal, reconcile, import_command, snapshot
     main.add_command(command)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT/SIGTERM: worker threads stop at their next safe point (CANCELLED, checked between key
+    derivations, which are bounded), and the main thread stops now."""
+    CANCELLED.set()
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    """Every command ends within a couple of seconds of SIGINT or SIGTERM (`reconcile` installs its own
+    graceful handler on top for its passes)."""
+    CANCELLED.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Entry point that turns ReconcilerError into its exit code (for tests and `python -m`)."""
     try:
-        main.main(args=list(args) if args is not None else None, standalone_mode=False)
+        with _signals():
+            main.main(args=list(args) if args is not None else None, standalone_mode=False)
     except ReconcilerError as exc:
         emit_diagnostics(exc.diagnostics, "text")
         # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
         click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("interrupted" if CANCELLED.is_set() else "aborted", err=True)
         return int(ExitCode.ERROR)
     except click.ClickException as exc:
         exc.show()

@@ -27,14 +27,15 @@ def escape_property(text: str) -> str:
 def workflow_command(command: str, message: str, properties: Mapping[str, object] | None = None) -> str:
     """`::command prop=value,…::message`, one line whatever `message` and the properties hold.
 
-    Other control and bidi characters are escaped too (`printable`), so an annotation reads as written.
+    Other control and bidi characters are escaped too (`printable`, after the runner's own escapes, so a
+    newline still shows as one), so an annotation reads as written.
     """
     props = ",".join(
-        f"{name}={escape_property(printable(str(value)))}"
+        f"{name}={printable(escape_property(str(value)))}"
         for name, value in (properties or {}).items()
         if value is not None
     )
-    return f"::{command}{' ' + props if props else ''}::{escape_data(printable(message))}"
+    return f"::{command}{' ' + props if props else ''}::{printable(escape_data(message))}"
 
 
 def annotation(level: str, message: str, file: str | None = None, line: int | None = None,

@@ -57,8 +57,14 @@ def render_comment(
     failures: Mapping[str, str] | None = None,
     diagnostics: Sequence[Diagnostic] = (),
     impact: str | None = None,
+    notices: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
+    """`notices`: per cluster, what this check did not use (settings taken from the base revision)."""
     head = [MARKER]
+    if notices:
+        head += ["### ⚠️ Not checked by this plan", ""]
+        head += [f"- `{_plain(c)}`: {_plain(n)}" for c, said in sorted(notices.items()) for n in said]
+        head.append("")
     head += _changes(base, merge_base, reasons or {}, removed)
     tail: list[str] = []
     if diagnostics:

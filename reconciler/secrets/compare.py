@@ -8,6 +8,7 @@ only the verdict leaves this module.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,13 +61,26 @@ class SecretComparison:
     problems: list[str] = field(default_factory=list)  # refused values (errors: the plan must not go ahead)
 
 
-def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> SecretComparison:
+TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], bool]
+
+
+def compare_secrets(
+    desired: DesiredState, live: LiveState, root: Path, trusted_secret: TrustedSecret | None = None
+) -> SecretComparison:
+    """`trusted_secret(entity, key, ref, source)`: may this env/file reference be resolved (a pull request's
+    plan resolves only the references its base revision has)? None: all may."""
     out = SecretComparison()
     encoders: Encoders | None = None
     for ref, entity in desired.entities.items():
         live_entity = live.entities.get(ref)
         for key, value in entity.config.items():
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
+                continue
+            if (trusted_secret is not None and value.value.encoded is None
+                    and not trusted_secret(ref, key, value.value, value.source)):
+                out.warnings.append(f"{key} on {ref.display}: its secret reference is new in this pull request: "
+                                    "not resolved by this check (takes effect after merge); shown as unknown")
+                out.states[(ref, key)] = SecretState("unknown")
                 continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
             try:
