@@ -10,7 +10,7 @@ import getpass
 import logging
 import os
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -20,7 +20,15 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
-from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretError, ValidationError, has_errors
+from reconciler.errors import (
+    Diagnostic,
+    ReconcilerError,
+    RefusedError,
+    SecretError,
+    ValidationError,
+    has_errors,
+    printable,
+)
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.plan import Change, Plan
@@ -30,6 +38,8 @@ from reconciler.secrets.compare import TrustedSecret, base_dir, cluster_encoders
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
+from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
+from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import TlsFiles, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
@@ -113,15 +123,51 @@ def plan_against(
     )
     diags.extend(problems)
     plan = annotate(plan, desired, live, with_id=False)
-    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings)))
+    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version).with_id()
     return ClusterPlan(plan, desired, tuple(diags))
+
+
+def acl_diagnostics(client: KazooClient, desired: DesiredState) -> list[Diagnostic]:
+    """A warning when apply would refuse to create open znodes in a cluster secured with Kafka's ACLs."""
+    warning = downgrade_warning(live_acl_mode(client), desired.cluster.zookeeper.set_acl)
+    return [] if warning is None else [Diagnostic("warning", warning, desired.cluster.source, "setAcl")]
+
+
+def with_diagnostics(result: ClusterPlan, extra: Sequence[Diagnostic]) -> ClusterPlan:
+    return replace(result, diagnostics=(*result.diagnostics, *extra)) if extra else result
+
+
+# ZooKeeper refuses a request larger than jute.maxbuffer (1 MiB by default, on servers and clients); a
+# config write carries the path and headers besides the data. Kafka's encoded passwords are ~700 bytes.
+ZNODE_DATA_LIMIT = 1024 * 1024 - 1024
+_ENCODED_PASSWORD_BYTES = 1024
+
+
+def oversized_znodes(plan: Plan, desired: DesiredState, live: LiveState) -> list[str]:
+    """Warnings for config znodes the plan would write larger than ZooKeeper accepts by default."""
+    def size(config: Mapping[str, Any]) -> int:
+        plain = {k: v if isinstance(v, str) else "x" * _ENCODED_PASSWORD_BYTES for k, v in config.items()}
+        return len(encode_entity_config(plain))
+
+    found: list[tuple[str, int]] = []
+    for e in plan.entities:
+        wanted = desired.entities.get(e.ref)
+        current = live.entities.get(e.ref)
+        config = {**(current.config if current else {}), **({k: v.value for k, v in wanted.config.items()}
+                                                                if wanted else {})}
+        found.append((e.ref.display, size(config)))
+    found += [(f"topics/{t.name}", size(t.config)) for t in plan.topics_to_create]
+    return [f"{name}: its config znode would be about {n:,} bytes, over ZooKeeper's default jute.maxbuffer "
+            "(1 MiB with the request's overhead): the write will be refused unless every ZooKeeper server and "
+            "client raises jute.maxbuffer" for name, n in found if n > ZNODE_DATA_LIMIT]
 
 
 def plan_cluster(desired: DesiredState, root: Path, revision: str | None = None) -> ClusterPlan:
     with cluster_client(desired.cluster, root) as client:
         live = read_live_state(client, desired.cluster.name, read_scope(desired))
-    return plan_against(desired, live, root, revision)
+        acl = acl_diagnostics(client, desired)
+    return with_diagnostics(plan_against(desired, live, root, revision), acl)
 
 
 def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, DesiredState], list[Diagnostic]]:
@@ -141,7 +187,7 @@ def guard(plan: Plan, desired: DesiredState, allow_destructive: bool) -> None:
     allowed = allow_destructive or policy.allow_destructive
     if plan.max_risk == "destructive" and not allowed:
         reasons = [
-            f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}"
+            printable(f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}")
             for e in plan.entities
             for c in e.changes
             if c.risk == "destructive"

@@ -35,7 +35,7 @@ from reconciler.model import (
     ZooKeeperSpec,
     frozen_map,
 )
-from reconciler.workflow import ClusterPlan, cluster_client, plan_against, read_scope
+from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
 from reconciler.zk.read import read_live_state
 
 CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
@@ -112,8 +112,9 @@ def plan_pull_request(
 
     with cluster_client(base.cluster, trusted.root) as client:
         live = read_live_state(client, head.cluster.name, read_scope(desired))
+        acl = acl_diagnostics(client, desired)
     result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
-    return _with_notices(result, notices), notices
+    return _with_notices(with_diagnostics(result, acl), notices), notices
 
 
 def _never(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:

@@ -27,6 +27,7 @@ from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.rules.cluster import kafka_namespace_problem
 from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk import txn
+from reconciler.zk.aclmode import refuse_downgrade
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import (
@@ -119,6 +120,7 @@ def _apply(
     done: Written,
 ) -> str:
     version = refuse_kraft(client, plan.cluster)  # of /controller
+    refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
     txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
@@ -242,7 +244,8 @@ class _Builder:
     ) -> None:
         path = entity_path(e.ref)
         item = current[path]
-        live = decode_entity_config(item[0], where(self.client, path)) if item is not None else {}
+        live = (decode_entity_config(item[0], where(self.client, path), item[1].numChildren > 0)
+                if item is not None else {})
         config = self._changed(e, live)
         if e.delete_entity:
             if item is None or e.base_version is None:
