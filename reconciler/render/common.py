@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from reconciler.errors import clip
 from reconciler.errors import printable as printable  # re-exported: the renderers import it from here
 from reconciler.model import RISK_ORDER, Risk, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.render.units import describe
 
+MAX_SHOWN_VALUE = 1000  # characters of one value in text and Markdown plans
 UNMANAGED_SHOWN = 10  # names listed before "… and N more"
 NO_CHANGES = "No changes. Live configuration matches the manifests."
 
@@ -113,7 +115,8 @@ def shown(c: Change, side: str) -> str:
     if c.sensitive:
         value = c.shown_before if side == "before" else c.shown_after
         return value or "(sensitive)"
-    return describe(c.key, c.before if side == "before" else c.after)
+    # a 15 MiB value is shown by its start and length (the JSON plan keeps it whole)
+    return clip(describe(c.key, c.before if side == "before" else c.after), MAX_SHOWN_VALUE)
 
 
 def change_text(c: Change) -> str:

@@ -24,7 +24,7 @@ KAFKA_ROOT_PATHS = (
     "/consumers", "/zookeeper",
 )
 # Bounds of values the reconciler itself computes with (Kafka's own defaults are far inside them).
-MAX_ENCODER_ITERATIONS = 1_000_000
+MAX_ENCODER_ITERATIONS = 600_000
 ENCODER_KEY_LENGTHS = (128, 192, 256)
 
 

@@ -50,9 +50,11 @@ REQUIRED = (KEY_FACTORY, CIPHER, KEY_LENGTH, SALT, ITERATIONS, ENCRYPTED, PASSWO
 _JAVA_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # Java's `\s*,\s*` (\s is ASCII-only in Java)
 _JAVA_TRIM = "".join(map(chr, range(33)))  # String.trim() strips every char <= U+0020
 _JAVA_INT = re.compile(r"[+-]?0*[0-9]{1,10}")  # Integer.parseInt's syntax (range checked separately)
-# A derivation costs `iterations` HMACs: at MAX_ENCODER_ITERATIONS (1,000,000, ~250x Kafka's default 4096 and
-# above OWASP's 2023 advice for PBKDF2-HMAC-SHA512, 210,000) one key takes about half a second here. More is
-# refused before deriving: a stored 2147483647 would take tens of minutes per password and hold up signals.
+# A derivation costs `iterations` HMACs. MAX_ENCODER_ITERATIONS (600,000) is 146x Kafka's default (4096) and
+# OWASP's highest PBKDF2 advice (2023: 600,000 for HMAC-SHA256; 210,000 for SHA-512), so no sound setting is
+# refused, while one derivation stays around a second on a small machine: a signal is handled between
+# derivations within a couple of seconds. More is refused before deriving: a stored 2147483647 would take tens
+# of minutes per password.
 MAX_SALT_BYTES = 4096  # Kafka writes 256
 
 

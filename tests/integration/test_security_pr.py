@@ -178,7 +178,7 @@ def test_the_operator_allow_list_stops_every_command_before_it_connects(
         ["import", "x", "--zookeeper", f"{attacker.address}{zk_chroot}", "--out", str(tmp_path / "imp")],
     ]
     for command in commands:
-        code, out, err = invoke(capsys, "--repo", str(root), *command)
+        code, _out, err = invoke(capsys, "--repo", str(root), *command)
         assert code == 1, (command, err)
         assert "allow-list" in err, (command, err)
     assert attacker.connections == 0
@@ -186,5 +186,5 @@ def test_the_operator_allow_list_stops_every_command_before_it_connects(
     monkeypatch.delenv("RECONCILER_ZK_ALLOWED_HOSTS_FILE")
     monkeypatch.setenv("RECONCILER_ZK_ALLOWED_HOSTS", f"localhost, 127.0.0.*:{zk_server.port}")
     commit(repo, "direct", {"clusters/a/cluster.yaml": cluster_yaml("a", f"127.0.0.1:{zk_server.port}{zk_chroot}")})
-    code, out, err = invoke(capsys, "--repo", str(root), "plan", "a")
+    code, _out, err = invoke(capsys, "--repo", str(root), "plan", "a")
     assert code == 0, err
