@@ -99,10 +99,10 @@ def plan_git_base(
         revision: str | None = revision_option or head.recorded
         _, prefix = open_repo(obj.repo)
         selected = sorted(changes.clusters & set(clusters) if clusters else changes.clusters)
-        for cluster, why in changes.reasons.items():
-            click.echo(f"{cluster}: {'; '.join(why)}", err=True)
-        click.echo(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
-                   f"revision {head.describe()}", err=True)
+        for cluster, why in changes.reasons.items():  # file names and commit subjects are the PR's text
+            click.echo(printable(f"{cluster}: {'; '.join(why)}"), err=True)
+        click.echo(printable(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
+                             f"revision {head.describe()}"), err=True)
     else:
         changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
         selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)

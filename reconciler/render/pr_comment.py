@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reconciler.errors import Diagnostic
+from reconciler.errors import Diagnostic, printable
 from reconciler.plan import Plan
 from reconciler.render.markdown import BUDGET, render_markdown
 
@@ -20,8 +20,8 @@ DIAGNOSTICS_SHOWN = 50
 
 
 def _plain(text: str) -> str:
-    """Free text: no HTML, no @mentions, no links (the same rules as the plan renderer)."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Free text: one line, no HTML, no @mentions, no links (the same rules as the plan renderer)."""
+    text = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("@", "@\u200b").replace("[", "\\[").replace("]", "\\]")
 
 
