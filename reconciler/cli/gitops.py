@@ -87,11 +87,8 @@ def plan_git_base(
     --format github` without a base (the given or all clusters)."""
     from reconciler.cli.context import emit_diagnostics, render_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
-    from reconciler.gitops.prmode import plan_pull_request, trusted_base
     from reconciler.manifests.repo import discover
-    from reconciler.manifests.validate import load_and_validate
     from reconciler.render.pr_comment import render_comment
-    from reconciler.workflow import plan_cluster
 
     if base is not None:
         changes = changed_clusters(obj.repo, base)
@@ -106,27 +103,7 @@ def plan_git_base(
     else:
         changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
         selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)
-    plans: list[Plan] = []
-    failures: dict[str, str] = {}
-    diags: list[Diagnostic] = []
-    notices: dict[str, list[str]] = {}
-    if selected:
-        _, states, diags = load_and_validate(obj.repo, selected)
-    if not has_errors(diags) and selected:
-        with ExitStack() as stack:
-            # PR mode: connection settings and secrets come from the base revision (gitops/prmode.py)
-            trusted = stack.enter_context(trusted_base(obj.repo, base, selected)) if base is not None else None
-            for name in selected:
-                try:
-                    if trusted is not None:
-                        result, notices[name] = plan_pull_request(states[name], trusted, revision)
-                    else:
-                        result = plan_cluster(states[name], obj.repo, revision)
-                except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
-                    failures[name] = exc.message
-                    continue
-                diags.extend(result.diagnostics)
-                plans.append(result.plan)
+    plans, failures, diags, notices = _plan_selected(obj.repo, selected, base, revision)
     for name, said in sorted(notices.items()):
         for notice in said:
             click.echo(printable(f"warning: {name}: {notice}"), err=True)
@@ -156,6 +133,39 @@ def plan_git_base(
         raise ReconcilerError(f"{len(failures)} cluster(s) could not be planned: " + ", ".join(sorted(failures)))
     if detailed_exitcode and any(not p.is_empty for p in plans):
         raise SystemExit(ExitCode.CHANGES)
+
+
+def _plan_selected(
+    repo: Path, selected: Sequence[str], base: str | None, revision: str | None
+) -> tuple[list[Plan], dict[str, str], list[Diagnostic], dict[str, list[str]]]:
+    """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
+    secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
+    from reconciler.gitops.prmode import plan_pull_request, trusted_base
+    from reconciler.manifests.validate import load_and_validate
+    from reconciler.workflow import plan_cluster
+
+    plans: list[Plan] = []
+    failures: dict[str, str] = {}
+    notices: dict[str, list[str]] = {}
+    if not selected:
+        return plans, failures, [], notices
+    _, states, diags = load_and_validate(repo, selected)
+    if has_errors(diags):
+        return plans, failures, diags, notices
+    with ExitStack() as stack:
+        trusted = stack.enter_context(trusted_base(repo, base, selected)) if base is not None else None
+        for name in selected:
+            try:
+                if trusted is not None:
+                    result, notices[name] = plan_pull_request(states[name], trusted, revision)
+                else:
+                    result = plan_cluster(states[name], repo, revision)
+            except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
+                failures[name] = exc.message
+                continue
+            diags.extend(result.diagnostics)
+            plans.append(result.plan)
+    return plans, failures, diags, notices
 
 
 # --- reconcile ------------------------------------------------------------------------------------------

@@ -182,6 +182,18 @@ def _bytes(fields: dict[str, str], name: str) -> bytes:
         raise SecretError(f"malformed encoded password: field {name} is not valid base64") from None
 
 
+def _check_derivation(key_bits: int, iterations: int) -> None:
+    """A stored value's key length and iteration count, checked before the (deliberately slow) derivation."""
+    if key_bits not in KEY_LENGTHS:
+        raise SecretError(f"stored keyLength {key_bits} is not an AES key length (128, 192 or 256)")
+    if iterations < 1:
+        raise SecretError("malformed encoded password: iterations must be at least 1")
+    if iterations > MAX_ENCODER_ITERATIONS:
+        raise EncodingBoundsError(f"stored value asks for {iterations} PBKDF2 iterations, over the "
+                                  f"{MAX_ENCODER_ITERATIONS:,} this tool derives (Kafka's default is 4096); "
+                                  "refusing to derive its key")
+
+
 def decode(encoded: str, params: EncoderParams) -> Secret:
     """Decode like `EncryptingPasswordEncoder.decode`.
 
@@ -210,14 +222,7 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     if kdf is None:
         raise SecretError(f"stored keyFactoryAlgorithm is not supported (one of {_FACTORY_NAMES})")
     key_bits, iterations, length = (_int(fields, name) for name in (KEY_LENGTH, ITERATIONS, PASSWORD_LENGTH))
-    if key_bits not in KEY_LENGTHS:
-        raise SecretError(f"stored keyLength {key_bits} is not an AES key length (128, 192 or 256)")
-    if iterations < 1:
-        raise SecretError("malformed encoded password: iterations must be at least 1")
-    if iterations > MAX_ENCODER_ITERATIONS:
-        raise EncodingBoundsError(f"stored value asks for {iterations} PBKDF2 iterations, over the "
-                                  f"{MAX_ENCODER_ITERATIONS:,} this tool derives (Kafka's default is 4096); "
-                                  "refusing to derive its key")
+    _check_derivation(key_bits, iterations)
     salt, iv, encrypted = _bytes(fields, SALT), _bytes(fields, IV), _bytes(fields, ENCRYPTED)
     if not salt or len(salt) > MAX_SALT_BYTES:
         raise SecretError(f"malformed encoded password: salt of {len(salt)} bytes (Kafka writes 256)")
