@@ -139,3 +139,15 @@ def test_secret_files_are_confined_regular_and_bounded(
     assert resolve(SecretRef(file="link"), where, repo) == Secret(OUTSIDE_FILE_SECRET)
     with pytest.raises(SecretError, match="outside"):
         resolve(SecretRef(file="/proc/self/environ"), where, repo)
+
+
+def test_change_detection_does_not_read_through_links_out_of_the_work_tree(tmp_path: Path, outside: Path) -> None:
+    """`plan --git-base` reads the PR's work tree to compare labels and fleet selectors: links out are unread."""
+    from reconciler.gitops.changes import _DiskSide
+
+    clusters = tmp_path / "clusters"
+    (clusters / "a").mkdir(parents=True)
+    (clusters / "a/cluster.yaml").symlink_to(outside / "token")
+    (clusters / "fleet.yaml").write_text("kind: FleetDefaults\n")
+    side = _DiskSide(clusters)
+    assert side.read("a/cluster.yaml") is None and side.read("fleet.yaml") == b"kind: FleetDefaults\n"
