@@ -24,7 +24,7 @@ from reconciler.catalog import load_catalog
 from reconciler.impact.inventory import static_rows
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import EntityRef, Secret
-from reconciler.secrets.encoder import EncoderParams, encode
+from reconciler.secrets.encoder import EncoderParams, decode, encode
 from reconciler.zk.layout import encode_entity_config, entity_path
 from reconciler.zk.write import ApplyOptions
 from tests.conftest import REPO, ZkServer
@@ -195,31 +195,37 @@ def test_a_sealed_value_with_hostile_iterations_is_a_validation_error(
 def test_a_signal_ends_a_long_key_derivation_within_seconds(
     tmp_path: Path, zk_connect: str, zk_client: KazooClient, command: tuple[str, ...], sig: signal.Signals
 ) -> None:
-    """Sound but slow settings (the maximum iterations, many brokers): each derivation takes about a second;
-    a signal is served between two of them."""
-    stored = encode(Secret(KEYSTORE_PASSWORD), EncoderParams(Secret(ENCODER_SECRET), iterations=600_000))
-    brokers = list(range(1, 31))
+    """Sound but slow settings (many passwords at a high iteration count): the plan derives one key per broker;
+    a signal is served between two derivations, so it ends the command within about one derivation, not
+    after all of them. (The bound is measured here, on this machine under its current load.)"""
+    params = EncoderParams(Secret(ENCODER_SECRET), iterations=200_000)
+    stored = encode(Secret(KEYSTORE_PASSWORD), params)
+    started = time.monotonic()
+    decode(stored, params)
+    one = time.monotonic() - started  # what one derivation costs right now
+    brokers = list(range(1, 61))
     for b in brokers:
         zk_client.create(entity_path(EntityRef("brokers", str(b))), encode_entity_config({PASSWORD_KEY: stored}),
                          makepath=True)
     root = manifests(tmp_path, {
-        "clusters/a/cluster.yaml": cluster_yaml(zk_connect, spec_extra=ENCODER.replace("}}", "}, iterations: 600000}"),
+        "clusters/a/cluster.yaml": cluster_yaml(zk_connect, spec_extra=ENCODER.replace("}}", "}, iterations: 200000}"),
                                                 brokers=str(brokers)),
         "clusters/a/brokers.yaml": password_yaml(brokers)})
     env = {**os.environ, "PYTHONPATH": str(REPO), "RECONCILER_AUDIT_LOG": str(tmp_path / "audit.jsonl")}
     proc = subprocess.Popen([sys.executable, "-m", "reconciler", "--repo", str(root), *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        time.sleep(3)  # well into the derivations (30 of them take ~30 s)
+        time.sleep(2 + 3 * one)  # start-up, validation and the live read, then into the 60 derivations
         assert proc.poll() is None
         signalled = time.monotonic()
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)
         ended = time.monotonic() - signalled
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert ended < 4, f"took {ended:.1f} s after the signal"
+    assert ended < max(4.0, 3 * one), f"took {ended:.1f} s after the signal; one derivation takes {one:.1f} s"
+    assert ended < 60 * one / 2  # far from having finished the derivations
     assert "Traceback" not in err
     if command[0] == "plan":
         assert proc.returncode == 1 and "interrupted" in err
