@@ -20,6 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 REPO = Path(__file__).resolve().parents[1]
 ZK_SCRIPT = REPO / "scripts" / "local-zookeeper.sh"
 PYTHON = Path(sys.executable)
@@ -129,9 +132,12 @@ def machine() -> str:
 
 
 def table(rows: Sequence[tuple[str, Timing]], reference: Timing, name: str) -> None:
-    """Rows of (label, timing): median wall and CPU seconds, and the wall ratio to `reference`."""
-    width = max(len(label) for label, _ in rows)
-    print(f"  {'':<{width}}  {'wall s':>8}  {'CPU s':>7}  {'wall / ' + name:>12}")
+    """Rows of (label, timing): median wall and CPU seconds, and the wall ratio to `reference` (rich aligns)."""
+    out = Table(box=None, pad_edge=False, padding=(0, 2, 0, 2), show_edge=False)
+    out.add_column("")
+    for header in ("wall s", "CPU s", f"wall / {name}"):
+        out.add_column(header, justify="right")
     for label, timing in rows:
         ratio = timing.median / reference.median
-        print(f"  {label:<{width}}  {timing.median:8.3f}  {timing.median_cpu:7.3f}  {ratio:12.2f}")
+        out.add_row(label, f"{timing.median:.3f}", f"{timing.median_cpu:.3f}", f"{ratio:.2f}")
+    Console(highlight=False, markup=False, emoji=False).print(out)

@@ -13,11 +13,15 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
+from rich.console import Console
+from rich.table import Table
+
+from reconciler.cli.console import ansi_text
 from reconciler.model import EntityRef, SecretRef, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.render.json import render_json
 from reconciler.render.markdown import render_markdown
-from reconciler.render.text import render_text
+from reconciler.render.text import plan_lines, render_text
 
 
 def build_plan(n: int) -> Plan:
@@ -81,13 +85,17 @@ def main() -> None:
           f"{len(plans[0].partition_increases)} partition increases; median of {args.runs} runs")
     renderers: dict[str, Callable[[Sequence[Plan]], str]] = {
         "text": render_text,
-        "text (color)": lambda p: render_text(p, color=True),
+        "text (colour)": lambda p: ansi_text(plan_lines(p)),
         "markdown": render_markdown,
         "json": render_json,
     }
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 2), show_edge=False)
+    for header, justify in (("renderer", "left"), ("median ms", "right"), ("chars", "right")):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
     for name, fn in renderers.items():
         size = len(fn(plans))
-        print(f"  {name:<13} {median_seconds(fn, plans, args.runs) * 1000:8.1f} ms   ({size:,} chars)")
+        table.add_row(name, f"{median_seconds(fn, plans, args.runs) * 1000:.1f}", f"{size:,}")
+    Console(highlight=False, markup=False, emoji=False).print(table)
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ class PasswordEncoderSpec:
     cipher_algorithm: str = "AES/CBC/PKCS5Padding"
     key_length: int = 128
     iterations: int = 4096
+    source: SourceRef | None = None  # where `secret` is written (diagnostics name it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +203,7 @@ class ZooKeeperSpec:
     set_acl: bool = False  # create znodes with Kafka's secure ACLs (brokers' zookeeper.set.acl=true)
     reconciler_path: str = "/reconciler"  # lock and audit entries live under this znode (inside the chroot)
     tls: TlsSpec | None = None  # None: plaintext (zookeeper.ssl.client.enable=false)
+    source: SourceRef | None = None  # where `connect` is written (errors name it)
 
     @property
     def hosts(self) -> str:

@@ -32,6 +32,8 @@ from reconciler.errors import (
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.plan import Change, Plan
+from reconciler.progress import NO_PROGRESS, Progress
+from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
 from reconciler.secrets.compare import TrustedSecret, base_dir, cluster_encoders, compare_secrets
@@ -41,7 +43,7 @@ from reconciler.secrets.refs import resolve, resolve_optional
 from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import TlsFiles, connect
+from reconciler.zk.session import TlsFiles, ZooKeeperError, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
 log = logging.getLogger(__name__)
@@ -85,7 +87,12 @@ def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
     """A connected client for the cluster (TLS when configured), authenticated as the brokers' ZooKeeper
     identity when configured."""
     credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
-    client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root))
+    try:
+        client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root))
+    except ZooKeeperError as exc:  # one line that says which manifest chose this ZooKeeper
+        where = cluster.zookeeper.source or cluster.source
+        raise ZooKeeperError(f"{exc.message} (cluster {cluster.name}, spec.zookeeper.connect at "
+                             f"{where.file}:{where.line})" if where else exc.message) from exc
     try:
         yield client
     finally:
@@ -163,11 +170,29 @@ def oversized_znodes(plan: Plan, desired: DesiredState, live: LiveState) -> list
             "client raises jute.maxbuffer" for name, n in found if n > ZNODE_DATA_LIMIT]
 
 
-def plan_cluster(desired: DesiredState, root: Path, revision: str | None = None) -> ClusterPlan:
-    with cluster_client(desired.cluster, root) as client:
-        live = read_live_state(client, desired.cluster.name, read_scope(desired))
-        acl = acl_diagnostics(client, desired)
-    return with_diagnostics(plan_against(desired, live, root, revision), acl)
+def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
+                 scope: ReadScope | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
+    """The live state `plan` needs (or `scope`), as one progress phase. `checks` collects what the same
+    session finds about the cluster besides (the ACL mode, see `acl_diagnostics`)."""
+    zk = desired.cluster.zookeeper
+    with progress.phase(printable(f"{desired.cluster.name}: read ZooKeeper {zk.connect}")) as phase:
+        with cluster_client(desired.cluster, root) as client:
+            live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
+            if checks is not None:
+                checks.extend(acl_diagnostics(client, desired))
+        phase.done(f"{len(live.entities)} config znodes, {len(live.topics)} topics, {len(live.brokers)} brokers")
+    return live
+
+
+def plan_cluster(
+    desired: DesiredState, root: Path, revision: str | None = None, progress: Progress = NO_PROGRESS
+) -> ClusterPlan:
+    checks: list[Diagnostic] = []
+    live = read_cluster(desired, root, progress, checks=checks)
+    with progress.phase(f"{desired.cluster.name}: plan") as phase:
+        result = with_diagnostics(plan_against(desired, live, root, revision), checks)
+        phase.done(summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")
+    return result
 
 
 def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, DesiredState], list[Diagnostic]]:

@@ -24,7 +24,13 @@ export PROD_EU_1_EXTERNAL_JAAS='org.apache.kafka.common.security.scram.ScramLogi
 export PROD_EU_1_EXTERNAL_KEYSTORE_PASSWORD=demo-keystore-password
 export RECONCILER_AUDIT_LOG="$PWD/.local/demo-audit.jsonl"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+# Step headings in bold only where the reconciler would colour too (a terminal, NO_COLOR unset or empty),
+# through the terminal's own capabilities (tput) rather than hard-coded escape codes.
+BOLD="" PLAIN=""
+if [ -t 2 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-dumb}" != dumb ]; then
+  BOLD=$(tput bold 2>/dev/null || true) PLAIN=$(tput sgr0 2>/dev/null || true)
+fi
+step() { printf '\n%s== %s%s\n' "$BOLD" "$*" "$PLAIN" >&2; }
 
 step "1. validate the example fleet ($FLEET)"
 reconciler --repo "$FLEET" validate
@@ -39,14 +45,17 @@ code=$?
 set -e
 [ "$code" -eq 0 ] || [ "$code" -eq 2 ] || exit "$code"
 
-step "4. apply exactly that plan"
+step "4. apply exactly that plan (reconciler show .local/demo-plan.json renders it again)"
 reconciler --repo "$FLEET" apply .local/demo-plan.json --auto-approve --allow-destructive
 
 step "5. plan again: the live state now matches the manifests"
 reconciler --repo "$FLEET" plan --detailed-exitcode
 
+step "6. where an effective value comes from (live, and as the manifests make it)"
+reconciler --repo "$FLEET" describe prod-eu-1 topics/orders retention.ms
+
 if [ -f scripts/demo_impact.sh ]; then
-  step "6. fleet impact of a change, computed with Spark local[*]"
+  step "7. fleet impact of a change, computed with Spark local[*]"
   bash scripts/demo_impact.sh "$FLEET"
 fi
 step "done. Stop the local ZooKeeper with: bash scripts/local-zookeeper.sh stop --dir $ZK_DIR"

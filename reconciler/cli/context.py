@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,16 +17,71 @@ import click
 from reconciler.errors import Diagnostic, has_errors
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from reconciler.cli.progress import ConsoleProgress
     from reconciler.workflow import ClusterPlan
 
 log = logging.getLogger("reconciler")
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is now (a live progress display swaps it to keep its bar intact)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def configure_logging(verbose: int) -> None:
+    """Log level from -v (-vv: debug). kazoo's logger is silenced unless -v: an unreachable ZooKeeper
+    is one error line, not a dozen reconnect warnings."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _CurrentStderr) for h in root.handlers):
+        handler = _CurrentStderr()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING - 10 * min(verbose, 2))
+    logging.getLogger("kazoo").setLevel(logging.NOTSET if verbose else logging.CRITICAL)
+
+
 class Context:
-    def __init__(self, repo: Path, verbose: int, color: bool) -> None:
+    """The global options (`--repo`, `-v`, `--no-color`, given before or after the command) and the
+    consoles built from them on first use, once every option is parsed."""
+
+    def __init__(self, repo: Path, verbose: int, no_color: bool) -> None:
         self.repo = repo
         self.verbose = verbose
-        self.color = color
+        self.no_color = no_color
+        self._consoles: dict[str, Console] = {}
+
+    def _console(self, name: str) -> Console:
+        if name not in self._consoles:
+            from reconciler.cli.console import make_console
+
+            self._consoles[name] = make_console(sys.stdout if name == "out" else sys.stderr, self.no_color)
+        return self._consoles[name]
+
+    @property
+    def out(self) -> Console:
+        """stdout: the artefact."""
+        return self._console("out")
+
+    @property
+    def err(self) -> Console:
+        """stderr: diagnostics, progress, summaries."""
+        return self._console("err")
+
+    @property
+    def color(self) -> bool:
+        from reconciler.cli.console import is_colored
+
+        return is_colored(self.out)
+
+    def progress(self) -> ConsoleProgress:
+        from reconciler.cli.progress import ConsoleProgress
+
+        return ConsoleProgress(self.err)
 
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:
@@ -62,7 +118,8 @@ def diagnostics_json(diags: Sequence[Diagnostic]) -> str:
     )
 
 
-def render_plans(plans: Sequence[Any], fmt: str, color: bool) -> str:
+def render_plans(plans: Sequence[Any], fmt: str) -> str:
+    """The plans as one string (text without colour); `print_plans` is what commands call."""
     if fmt == "json":
         from reconciler.render.json import render_json
 
@@ -73,20 +130,56 @@ def render_plans(plans: Sequence[Any], fmt: str, color: bool) -> str:
         return render_markdown(plans)
     from reconciler.render.text import render_text
 
-    return render_text(plans, color=color)
+    return render_text(plans)
+
+
+def read_plan_file(path: Path) -> list[Any]:
+    """The plans of a file written by `plan --out`, refused when unreadable or edited (id mismatch)."""
+    from reconciler.errors import ReconcilerError
+    from reconciler.plan import plans_from_json
+
+    try:
+        return plans_from_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ReconcilerError(f"cannot read plan file {path}: {reason}") from None
+    except (ValueError, KeyError) as exc:
+        raise ReconcilerError(f"cannot read plan file {path}: {exc}") from exc
+
+
+def print_plans(obj: Context, plans: Sequence[Any], fmt: str, *, err: bool = False) -> None:
+    """Plans on stdout (or stderr, for apply's review): text through rich, in colour when wanted."""
+    console = obj.err if err else obj.out
+    if fmt == "text":
+        from reconciler.cli.console import print_lines
+        from reconciler.render.text import plan_lines
+
+        print_lines(console, plan_lines(plans))
+        return
+    console.file.write(render_plans(plans, fmt))
+    console.file.flush()
 
 
 def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> list[ClusterPlan]:
-    """Validate, then plan every selected cluster; every problem reported before failing."""
+    """Validate, then plan every selected cluster; every problem reported before failing. Secrets the
+    manifests reference but this environment lacks are reported together before anything is read."""
+    from reconciler.secrets.check import missing_secrets
     from reconciler.workflow import load_desired, plan_cluster
 
     states, warnings = load_desired(obj.repo, clusters)
-    emit_diagnostics(warnings, "text")
+    missing = [d for name in sorted(states) for d in missing_secrets(states[name], obj.repo)]
+    if has_errors(missing):
+        from reconciler.errors import ReconcilerError
+
+        raise ReconcilerError(f"{sum(d.severity == 'error' for d in missing)} secret(s) needed to plan are "
+                              "missing", [*warnings, *missing])
+    emit_diagnostics([*warnings, *missing], "text")
     results = []
     problems: list[Diagnostic] = []
-    for name in sorted(states):
+    progress = obj.progress()
+    for index, name in enumerate(sorted(states), 1):
         log.info("planning cluster %s", name)
-        result = plan_cluster(states[name], obj.repo, revision)
+        result = plan_cluster(states[name], obj.repo, revision, progress.numbered(index, len(states)))
         problems.extend(result.diagnostics)
         results.append(result)
     if has_errors(problems):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from reconciler.cli.context import Context
     from reconciler.gitops.reconcile import Options, PassResult, Source
     from reconciler.plan import Plan
+    from reconciler.progress import Progress
 
 IMPACT_TIMEOUT_S = 1800
 
@@ -85,7 +86,7 @@ def plan_git_base(
     """`plan --git-base BASE`: plan only the clusters the branch (the work tree against its merge base with
     BASE) changes, reading only their ZooKeepers, and record HEAD's revision in each plan. Also `plan
     --format github` without a base (the given or all clusters)."""
-    from reconciler.cli.context import emit_diagnostics, render_plans
+    from reconciler.cli.context import emit_diagnostics, print_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
     from reconciler.manifests.repo import discover
     from reconciler.render.pr_comment import render_comment
@@ -103,7 +104,7 @@ def plan_git_base(
     else:
         changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
         selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)
-    plans, failures, diags, notices = _plan_selected(obj.repo, selected, base, revision)
+    plans, failures, diags, notices = _plan_selected(obj.repo, selected, base, revision, obj.progress())
     for name, said in sorted(notices.items()):
         for notice in said:
             click.echo(printable(f"warning: {name}: {notice}"), err=True)
@@ -125,7 +126,7 @@ def plan_git_base(
             notices={c: n for c, n in notices.items() if n},
         ), nl=False)
     elif plans:
-        click.echo(render_plans(plans, "text" if fmt == "github" else fmt, obj.color), nl=False)
+        print_plans(obj, plans, "text" if fmt == "github" else fmt)
     if has_errors(diags):
         raise ValidationError(diags)
     emit_diagnostics(diags, "text")
@@ -136,7 +137,7 @@ def plan_git_base(
 
 
 def _plan_selected(
-    repo: Path, selected: Sequence[str], base: str | None, revision: str | None
+    repo: Path, selected: Sequence[str], base: str | None, revision: str | None, progress: Progress
 ) -> tuple[list[Plan], dict[str, str], list[Diagnostic], dict[str, list[str]]]:
     """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
     secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
@@ -159,7 +160,7 @@ def _plan_selected(
                 if trusted is not None:
                     result, notices[name] = plan_pull_request(states[name], trusted, revision)
                 else:
-                    result = plan_cluster(states[name], repo, revision)
+                    result = plan_cluster(states[name], repo, revision, progress)
             except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
                 failures[name] = exc.message
                 continue
@@ -254,8 +255,9 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
               once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
               allow_dirty: bool, fmt: str, audit_log: Path | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
+    from reconciler.cli.console import print_blocks
     from reconciler.gitops.reconcile import Options
-    from reconciler.gitops.reconcile_report import summary_json, summary_text
+    from reconciler.gitops.reconcile_report import summary_blocks, summary_json
     from reconciler.workflow import default_audit_log
 
     if once == (interval is not None):
@@ -268,7 +270,7 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
     with _graceful(stop):
         while True:
             result = _one_pass(obj, args, options, stop)
-            click.echo(summary_text(result), err=True, nl=False)
+            print_blocks(obj.err, summary_blocks(result))
             if fmt == "json":
                 click.echo(json.dumps(summary_json(result), ensure_ascii=False))
             failures = result.failures

@@ -7,10 +7,7 @@ through click (stdout: only the artefact; stderr: the rest) and raise Reconciler
 from __future__ import annotations
 
 import gc
-import logging
-import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,34 +17,46 @@ from typing import Any
 
 import click
 
-from reconciler.cli.context import Context, emit_diagnostics
+from reconciler.cli.context import Context, configure_logging, emit_diagnostics
+from reconciler.cli.describe import describe
 from reconciler.cli.gitops import reconcile
+from reconciler.cli.help import WorkflowGroup, document
 from reconciler.cli.impact import impact, snapshot
 from reconciler.cli.importer import import_command
+from reconciler.cli.options import NO_COLOR_HELP, REPO_HELP, VERBOSE_HELP, accept_global_options
 from reconciler.cli.plan import apply, plan
 from reconciler.cli.seal import seal
+from reconciler.cli.show import show
 from reconciler.cli.validate import validate
+from reconciler.cli.version import print_version, version
 from reconciler.errors import CANCELLED, ExitCode, ReconcilerError, printable
 
+MAIN_EPILOG = """\b
+The global options may also follow the command: reconciler plan --repo DIR -v.
+stdout carries only the artefact (plan, report, JSON); diagnostics and progress go to stderr.
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+\b
+Exit codes: 0 success / no changes, 1 error, 2 changes (plan --detailed-exitcode),
+3 stale plan or another apply holds the lock. `reconciler COMMAND --help` has each command's."""
+
+
+@click.group(cls=WorkflowGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=MAIN_EPILOG)
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
-              help="Manifest repository (manifests under DIR/clusters).")
-@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
-@click.option("--no-color", is_flag=True, help="No ANSI colours (also NO_COLOR).")
+              help=REPO_HELP)
+@click.option("-v", "--verbose", count=True, help=VERBOSE_HELP)
+@click.option("--no-color", is_flag=True, help=NO_COLOR_HELP)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=print_version,
+              help="Print the version and the Kafka versions it knows, and exit.")
 @click.pass_context
 def main(ctx: click.Context, repo: Path, verbose: int, no_color: bool) -> None:
     """Declarative GitOps reconciler for Kafka dynamic configuration in ZooKeeper-mode clusters."""
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    color = not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    ctx.obj = Context(repo, verbose, color)
+    configure_logging(verbose)
+    ctx.obj = Context(repo, verbose, no_color)
 
 
-for command in (validate, plan, apply, seal, reconcile, import_command, snapshot, impact):
+for command in (validate, plan, show, apply, describe, seal, reconcile, import_command, snapshot, impact, version):
+    document(command)
+    accept_global_options(command)
     main.add_command(command)
 
 

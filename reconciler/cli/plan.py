@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.context import Context, plan_all, render_plans
+from reconciler.cli.context import Context, plan_all, print_plans, read_plan_file
 from reconciler.errors import ExitCode, ReconcilerError
 
 
@@ -39,7 +39,7 @@ def plan(
 
         out.write_text(render_plan_file(plans), encoding="utf-8")
         click.echo(f"plan written to {out}", err=True)
-    click.echo(render_plans(plans, fmt, obj.color), nl=False)
+    print_plans(obj, plans, fmt)
     if detailed_exitcode and any(not p.is_empty for p in plans):
         raise SystemExit(ExitCode.CHANGES)
 
@@ -68,15 +68,12 @@ def apply(
     allow_dirty: bool,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
+    from reconciler.render.text import apply_summary
+    from reconciler.secrets.check import plan_secret_problems
     from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
 
     if len(target) == 1 and target[0].endswith(".json") and Path(target[0]).is_file():
-        from reconciler.plan import plans_from_json
-
-        try:
-            plans = plans_from_json(Path(target[0]).read_text(encoding="utf-8"))
-        except (ValueError, KeyError) as exc:
-            raise ReconcilerError(f"cannot read plan file {target[0]}: {exc}") from exc
+        plans = read_plan_file(Path(target[0]))
         states, _ = load_desired(obj.repo, [p.cluster for p in plans])
     else:
         results = plan_all(obj, target, _clean_revision(obj.repo, allow_dirty))
@@ -84,13 +81,17 @@ def apply(
         states = {r.plan.cluster: r.desired for r in results}
     pending = [p for p in plans if not p.is_empty]
     if not pending:
-        click.echo(render_plans(plans, "text", obj.color), nl=False, err=True)
+        print_plans(obj, plans, "text", err=True)
         click.echo("nothing to apply", err=True)
+        click.echo(apply_summary([]), err=True)
         return
     for p in pending:
         guard(p, states[p.cluster], allow_destructive)
+    missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo)]
+    if missing:  # all of them, before anything is written
+        raise ReconcilerError(f"{len(missing)} problem(s) with the passwords to apply: nothing was written", missing)
     if not auto_approve:
-        click.echo(render_plans(pending, "text", obj.color), nl=False, err=True)
+        print_plans(obj, pending, "text", err=True)
         if not sys.stdin.isatty():
             raise ReconcilerError(
                 "refusing to apply without confirmation: stdin is not a terminal (use --auto-approve)"
@@ -101,12 +102,12 @@ def apply(
             click.echo("apply cancelled", err=True)
             raise SystemExit(ExitCode.ERROR)
     log_path = audit_log or default_audit_log()
-    for p in pending:
-        result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
-                                    audit_log=log_path)
-        click.echo(
-            f"{p.cluster}: applied plan {p.plan_id}: {result.entities_written} entities, "
-            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
-            f"in {result.batches} batch(es)",
-            err=True,
-        )
+    progress = obj.progress()
+    for index, p in enumerate(pending, 1):
+        connect = states[p.cluster].cluster.zookeeper.connect
+        with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
+            result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
+                                        audit_log=log_path, progress=phase.update)
+            phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
+                       f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
+    click.echo(apply_summary(pending), err=True)

@@ -66,9 +66,10 @@ def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
     """The trusted settings the PR changes, named as in the manifest (never their values)."""
     names: list[str] = []
     for f in fields(ZooKeeperSpec):
-        if getattr(head.zookeeper, f.name) != getattr(base.zookeeper, f.name):
+        if f.name != "source" and getattr(head.zookeeper, f.name) != getattr(base.zookeeper, f.name):
             names.append(f"spec.zookeeper.{_ZK_FIELDS.get(f.name, f.name)}")
-    if head.password_encoder != base.password_encoder:
+    encoders = [e if e is None else replace(e, source=None) for e in (head.password_encoder, base.password_encoder)]
+    if encoders[0] != encoders[1]:  # where it is written does not count
         names.append("spec.passwordEncoder")
     return list(dict.fromkeys(names))
 

@@ -1,6 +1,7 @@
 """The end-of-pass summary of `reconcile`: a table for people (stderr) and JSON for tools (stdout).
 
-Pure: built from the pass result only. Values in drift lines are the plan's display values (secrets are
+Pure: built from the pass result only; the table is a `render.styled.Table` that the command line lays out
+with rich. Values in drift lines are the plan's display values (secrets are
 already `(sensitive)` there).
 """
 
@@ -13,6 +14,7 @@ from reconciler.errors import printable
 from reconciler.gitops.drift import DriftReport
 from reconciler.gitops.reconcile import Outcome, PassResult
 from reconciler.plan import Plan
+from reconciler.render.styled import Block, Table, line
 
 _ORDER = ("applied", "planned", "in-sync", "refused", "failed", "skipped")
 MAX_DRIFT_LINES = 20  # per cluster in the table view; JSON has all
@@ -44,17 +46,11 @@ def _drift_cell(drift: DriftReport | None) -> str:
 
 def _detail(o: Outcome) -> str:
     if o.error:
-        first = o.error.splitlines()[0]
+        first = printable(o.error.splitlines()[0])
         return first if len(first) <= DETAIL_WIDTH else first[:DETAIL_WIDTH - 1] + "…"
     if o.audit_path:
         return f"audit {o.audit_path}"
     return ""
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(cell.ljust(w) for cell, w in zip(r, widths, strict=False)), r[-1]]).rstrip()
-            for r in rows]
 
 
 def _value(value: str | None) -> str:
@@ -82,30 +78,36 @@ def _drift_lines(o: Outcome) -> list[str]:
     return lines
 
 
-def summary_text(result: PassResult) -> str:
+_STATUS_STYLE = {"applied": "plan.add", "planned": "plan.change", "refused": "warning", "failed": "plan.remove"}
+
+
+def summary_blocks(result: PassResult) -> list[Block]:
     """The table of clusters, a count line, the drift details and every failure's diagnostics."""
     rev = result.revision
-    lines = [f"reconcile of {rev.describe() if rev else 'an unversioned directory'} ({result.started})"]
+    # audit entries, revisions and errors quote text from ZooKeeper, git and the manifests: one line each,
+    # always (a newline in an audit field must not start a line a CI runner reads as a workflow command)
+    blocks: list[Block] = [line(printable(f"reconcile of {rev.describe() if rev else 'an unversioned directory'} "
+                                          f"({result.started})"), "heading")]
     if result.error:
-        lines.append(f"error: {result.error}")
+        blocks.append(line(printable(f"error: {result.error}"), "plan.remove"))
     if result.outcomes:
-        rows = [["CLUSTER", "STATUS", "CHANGES", "DRIFT", "TIME", "DETAIL"]]
-        for o in result.outcomes:
-            rows.append([o.cluster, o.status, _changes(o.plan), _drift_cell(o.drift), f"{o.seconds:.1f}s",
-                         _detail(o)])
-        lines += _table(rows)
+        rows = tuple(
+            ((o.cluster, None), (o.status, _STATUS_STYLE.get(o.status)), (_changes(o.plan), None),
+             (_drift_cell(o.drift), None), (f"{o.seconds:.1f}s", None), (_detail(o), None))
+            for o in result.outcomes
+        )
+        blocks.append(Table(("CLUSTER", "STATUS", "CHANGES", "DRIFT", "TIME", "DETAIL"), rows))
     counts: Counter[str] = Counter(o.status for o in result.outcomes)
     shown = ", ".join(f"{counts[s]} {s}" for s in _ORDER if counts[s])
-    lines.append(f"{len(result.outcomes)} cluster(s): {shown or 'none'}; {result.failures} failure(s)")
+    blocks.append(line(f"{len(result.outcomes)} cluster(s): {shown or 'none'}; {result.failures} failure(s)"))
     for o in result.outcomes:
-        lines += _drift_lines(o)
+        blocks += [line(printable(text)) for text in _drift_lines(o)]
     for o in result.outcomes:
         if o.failed:
-            lines.append(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
-            lines += [f"  {d.render()}" for d in o.diagnostics if d.severity == "error"]
-    # audit entries, revisions and errors quote text from ZooKeeper and the manifests: one line each, always
-    # (a newline in an audit field must not start a line a CI runner reads as a workflow command)
-    return "\n".join(printable(line) for line in lines) + "\n"
+            failure = printable(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
+            blocks.append(line(failure, "plan.remove"))
+            blocks += [line(f"  {d.render()}") for d in o.diagnostics if d.severity == "error"]
+    return blocks
 
 
 def _revision_json(result: PassResult) -> dict[str, Any] | None:

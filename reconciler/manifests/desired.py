@@ -107,6 +107,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             cipher_algorithm=enc.get("cipherAlgorithm", "AES/CBC/PKCS5Padding"),
             key_length=int(enc.get("keyLength", 128)),
             iterations=int(enc.get("iterations", 4096)),
+            source=doc.mark(("spec", "passwordEncoder", "secret")),
         )
     return ClusterSpec(
         name=str(_meta(doc)["name"]),
@@ -119,6 +120,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             set_acl=bool(zk.get("setAcl", False)),
             reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
             tls=_tls(zk["tls"]) if "tls" in zk else None,
+            source=doc.mark(("spec", "zookeeper", "connect")),
         ),
         brokers=tuple(int(b) for b in spec["brokers"]),
         labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),

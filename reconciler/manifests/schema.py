@@ -3,6 +3,15 @@
 The schemas (draft 2020-12, one per kind plus `common.json`) ship as package data in `reconciler/schemas`.
 jsonschema's errors are rewritten for operators: `unknown field 'partiton' in spec.topics.orders (allowed:
 config, partitions, replicationFactor); did you mean 'partitions'?` instead of a dump of the schema.
+
+Two libraries, each for what it does best: jsonschema-rs (Rust) answers "is this document valid, and where
+not?" and jsonschema (Python) explains the failing parts, whose error objects (validator, context of anyOf
+branches, schema paths) the messages below are written from. Most documents are valid, and a valid document
+never touches jsonschema. Measured in one run on this project's loaded 2-core machine (`bench/schema_checkers.py`
+and the same documents through the hand-written checker this replaced): on a 10,000-topic manifest
+jsonschema-rs takes 45 ms, the hand-written checker 136 ms and jsonschema alone 4.1 s; on a 1,000-cluster
+repository (9,492 documents) 1.4 s against 6.2 s. A third of jsonschema-rs's time is the strict-integer
+keyword below (a Python call per integer); still 3-4x faster, and about 120 lines of code less.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from urllib.parse import unquote, urljoin
 from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document
 
-if TYPE_CHECKING:  # jsonschema itself is imported only when a document fails the fast checker (below)
+if TYPE_CHECKING:  # jsonschema itself is imported only when a document fails the fast check (below)
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -126,7 +135,7 @@ def _inline(schema: Any, resolver: Any) -> Any:
     """The schema with every `$ref` replaced by what it points to (ours are not recursive).
 
     jsonschema spends most of its time resolving references; an inlined schema validates ~2x faster and its
-    subschemas can be validated on their own (see `_Node.locate`).
+    subschemas can be validated on their own (see `_failing`).
     """
     if isinstance(schema, list):
         return [_inline(item, resolver) for item in schema]
@@ -141,175 +150,111 @@ def _inline(schema: Any, resolver: Any) -> Any:
     return out
 
 
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples", "default"})
+# Keywords about a mapping or list itself, not its children: explained on the node without its children, so
+# an unknown field in `spec` does not make jsonschema walk 10,000 topics.
+_OWN_KEYWORDS = frozenset(
+    {"additionalProperties", "required", "propertyNames", "minProperties", "maxProperties", "minItems",
+     "maxItems", "uniqueItems"}
+)  # fmt: skip
+_NOT_FLOAT = "x-reconciler-not-float"
+
+
+class _NotFloat:
+    """jsonschema-rs's custom keyword: JSON Schema counts 12.0 as an integer, we don't (see `_strict`)."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        pass
+
+    def validate(self, instance: Any) -> None:
+        if type(instance) is float:
+            raise ValueError("a number with a fraction part is not an integer here")
+
+
+def _strict_integers(schema: Any) -> Any:
+    """The schema with `_NOT_FLOAT` beside every `type` that allows integers but not numbers."""
+    if isinstance(schema, list):
+        return [_strict_integers(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _strict_integers(value) for key, value in schema.items()}
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else types or []
+    if "integer" in types and "number" not in types:
+        out[_NOT_FLOAT] = True
+    return out
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A kind's inlined schema, its jsonschema-rs validator (is it valid? where not?) and its jsonschema
+    validator (what is wrong, in words), built on first use."""
+
+    schema: Any
+    fast: Any
+    explain: _LazyValidator
+
+
 @cache
-def _schema(kind: str) -> tuple[_LazyValidator, _Node | None]:
-    """The kind's schema, inlined, as a jsonschema validator and as a fast checker (None: not compilable)."""
+def _schema(kind: str) -> _Kind:
+    import jsonschema_rs
+
     documents = _documents()
     uri = f"{_BASE}{KINDS[kind]}"
-    schema = _inline(documents[uri], _Resolver(documents, uri))
-    try:
-        node: _Node | None = _Node(schema)
-    except _Uncompilable:
-        node = None
-    return _LazyValidator(schema), node
+    # Without `$schema`: jsonschema's `evolve` would pick its stock validator by it, losing `_strict`'s integers.
+    schema = {k: v for k, v in _inline(documents[uri], _Resolver(documents, uri)).items() if k != "$schema"}
+    fast = jsonschema_rs.Draft202012Validator(_strict_integers(schema), keywords={_NOT_FLOAT: _NotFloat})
+    return _Kind(schema, fast, _LazyValidator(schema))
 
 
-class _Uncompilable(Exception):
-    """The schema uses a keyword the fast checker does not implement: use jsonschema alone."""
+def _shallow(node: Mapping[str, Any]) -> dict[str, Any]:
+    """The node without what it says about its children (a closed mapping keeps its field names)."""
+    out = {k: v for k, v in node.items() if k not in ("properties", "additionalProperties", "items")}
+    if node.get("additionalProperties") is False:
+        out.update(properties=dict.fromkeys(node.get("properties", {}), True), additionalProperties=False)
+    return out
 
 
-_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples", "default"})
-_KNOWN = _ANNOTATIONS | {
-    "type", "enum", "const", "pattern", "minLength", "minimum", "exclusiveMinimum", "minItems", "uniqueItems",
-    "items", "properties", "additionalProperties", "required", "propertyNames", "minProperties",
-    "maxProperties", "anyOf",
-}  # fmt: skip
-_SCALARS = (str, int, float, bool, type(None))
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
+_NUMERIC_KEY = re.compile(r"\+?[0-9]+")
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality of scalars: true is not 1 (jsonschema agrees)."""
-    return (type(a) is bool) == (type(b) is bool) and a == b
+def _walk_instance(data: Any, instance_path: Sequence[str | int]) -> tuple[JsonPath, Any] | None:
+    """(path, value) at jsonschema-rs's instance path, in the document's own keys; None if unsure.
 
-
-def _unique(items: list[Any]) -> bool:
-    """uniqueItems for scalars (1 and 1.0 are equal, true and 1 are not); anything else: ask jsonschema."""
-    if not all(type(v) in _SCALARS for v in items):
-        return False
-    return len({(type(v) is bool, v) for v in items}) == len(items)
-
-
-class _Node:
-    """A compiled subschema answering "valid?" an order of magnitude faster than jsonschema.
-
-    Only a fast path: whatever it accepts, jsonschema accepts too (it may be stricter, never laxer); whatever
-    it rejects is handed to jsonschema, which has the last word and writes the errors.
+    jsonschema-rs reports a mapping key that parses as an index ("1", "02", "+2") as an int: it is mapped
+    back to the one key it can be; when two keys could be meant, None.
     """
+    path: list[str | int] = []
+    for part in instance_path:
+        if isinstance(data, dict) and isinstance(part, int):
+            keys = [k for k in data if isinstance(k, str) and _NUMERIC_KEY.fullmatch(k) and int(k) == part]
+            if len(keys) != 1:
+                return None
+            part = keys[0]
+        data = data[part]
+        path.append(part)
+    return tuple(path), data
 
-    __slots__ = (
-        "allowed", "branches", "closed", "extra", "items", "max_props", "min_items", "min_length",
-        "min_props", "minimum", "minimum_excl", "names", "only_types", "props", "quick", "required", "schema",
-        "search", "shallow", "types", "unique",
-    )  # fmt: skip
 
-    def __init__(self, schema: Any) -> None:
-        if not isinstance(schema, dict) or not set(schema) <= _KNOWN:
-            raise _Uncompilable(schema)
-        self.schema, get = schema, schema.get
-        names: list[str] = [schema["type"]] if isinstance(get("type"), str) else get("type", [])
-        self.types = tuple(t for name in names for t in _PY_TYPES[name]) if "type" in schema else None
-        # A node that only says "one of these types" (most leaves: config values, counts) checks in one step.
-        self.only_types = frozenset(self.types) if self.types and set(schema) <= _ANNOTATIONS | {"type"} else None
-        self.allowed = get("enum", [get("const")]) if "enum" in schema or "const" in schema else None
-        if self.allowed is not None and not all(type(v) in _SCALARS for v in self.allowed):
-            raise _Uncompilable(self.allowed)
-        self.search = re.compile(schema["pattern"]).search if "pattern" in schema else None
-        self.min_length: int = get("minLength", 0)
-        self.minimum: float | None = get("minimum")
-        self.minimum_excl: float | None = get("exclusiveMinimum")
-        self.min_items: int = get("minItems", 0)
-        self.unique: bool = get("uniqueItems", False)
-        self.required: frozenset[str] = frozenset(get("required", ()))
-        self.min_props: int = get("minProperties", 0)
-        self.max_props: int | None = get("maxProperties")
-        self.props = {key: _Node(sub) for key, sub in get("properties", {}).items()}
-        extra = get("additionalProperties", True)
-        self.closed = extra is False
-        self.extra = None if isinstance(extra, bool) else _Node(extra)
-        self.items = _Node(get("items")) if "items" in schema else None
-        self.names = _Node(get("propertyNames")) if "propertyNames" in schema else None
-        self.branches = tuple(_Node(sub) for sub in get("anyOf", ()))
-        # Types valid at once: those of a type-only node, or of an anyOf's type-only branches (config values).
-        self.quick = self.only_types
-        if self.branches and set(schema) <= _ANNOTATIONS | {"anyOf"}:
-            self.quick = frozenset(t for b in self.branches if b.only_types is not None for t in b.only_types)
-        # The same schema without what it says about children (they are located separately).
-        self.shallow = {
-            k: v for k, v in schema.items() if k not in ("properties", "additionalProperties", "items")
-        }
-        if self.closed:
-            self.shallow.update(properties=dict.fromkeys(self.props, True), additionalProperties=False)
-
-    def own(self, x: Any) -> bool:
-        """The keywords about this value itself (not its children)."""
-        kind = type(x)
-        if self.types is not None and kind not in self.types:
-            return False
-        if self.allowed is not None and not any(_same(x, v) for v in self.allowed):
-            return False
-        if kind is str:
-            if len(x) < self.min_length or (self.search is not None and self.search(x) is None):
-                return False
-        elif kind is int or kind is float:
-            if (self.minimum is not None and not x >= self.minimum) or (
-                self.minimum_excl is not None and not x > self.minimum_excl
-            ):
-                return False
-        elif kind is dict:
-            if len(x) < self.min_props or (self.max_props is not None and len(x) > self.max_props):
-                return False
-            if not x.keys() >= self.required or (self.closed and not x.keys() <= self.props.keys()):
-                return False
-            if self.names is not None and not all(self.names.check(k) for k in x):
-                return False
-        elif kind is list and (len(x) < self.min_items or (self.unique and not _unique(x))):
-            return False
-        if not self.branches:
-            return True
-        for branch in self.branches:  # noqa: SIM110 (a loop: any() over a generator is ~25% slower here)
-            if branch.check(x):
-                return True
-        return False
-
-    def check(self, x: Any) -> bool:
-        if self.quick is not None:
-            if type(x) in self.quick:
-                return True
-            if self.only_types is not None:
-                return False
-        if not self.own(x):
-            return False
-        if type(x) is dict:
-            props, extra = self.props, self.extra
-            for key, value in x.items():
-                child = props.get(key, extra)
-                if child is not None and not child.check(value):
-                    return False
-        elif type(x) is list and self.items is not None:
-            return all(self.items.check(item) for item in x)
-        return True
-
-    def locate(self, x: Any, path: JsonPath, out: list[tuple[JsonPath, Any, Any]]) -> None:
-        """The failing parts, as (path, subschema, value) small enough for jsonschema to explain quickly.
-
-        A mapping that fails its own keywords (an unknown or a missing field) is checked without its
-        children, which are located one by one: an unknown field in `spec` must not make jsonschema walk
-        10,000 topics. An anyOf is handed over whole, as its branches need the whole value.
-        """
-        if self.check(x):
-            return
-        if self.branches:
-            out.append((path, self.schema, x))
-            return
-        if not self.own(x):
-            out.append((path, self.shallow, x))
-        if type(x) is dict:
-            for key, value in x.items():
-                child = self.props.get(key, self.extra)
-                if child is not None:
-                    child.locate(value, (*path, key), out)
-        elif type(x) is list and self.items is not None:
-            for index, item in enumerate(x):
-                self.items.locate(item, (*path, index), out)
+def _failing(kind: _Kind, data: Any) -> list[tuple[JsonPath, Any, Any]]:
+    """The failing parts of an invalid document, as (path, subschema, value) small enough for jsonschema to
+    explain quickly: the node holding each failing keyword (without its children for a keyword about the
+    mapping or list itself). An anyOf fails as a whole, so it is handed over whole."""
+    found: dict[tuple[JsonPath, JsonPath, bool], tuple[JsonPath, Any, Any]] = {}
+    for error in kind.fast.iter_errors(data):
+        located = _walk_instance(data, error.instance_path)
+        if located is None:  # an ambiguous key: let jsonschema explain the whole document
+            return [((), kind.schema, data)]
+        path, value = located
+        *where, keyword = error.schema_path
+        if "propertyNames" in where:  # the failing value is a key: explain it on the mapping that holds it
+            where, keyword = where[: where.index("propertyNames")], "propertyNames"
+        node = kind.schema
+        for token in where:
+            node = node[token]
+        own = keyword in _OWN_KEYWORDS
+        found.setdefault((path, tuple(where), own), (path, _shallow(node) if own else node, value))
+    return list(found.values())
 
 
 def validate_document(doc: Document) -> list[Diagnostic]:
@@ -341,17 +286,14 @@ def validate_document(doc: Document) -> list[Diagnostic]:
                 _diag(doc, ("kind",), f"unknown kind {json.dumps(kind)}{hint} (valid kinds: {valid})", "kind")
             )
         return diags
-    validator, node = _schema(kind)
-    if node is not None:  # the fast path: most documents are valid, and big ones are mostly topics
-        failing: list[tuple[JsonPath, Any, Any]] = []
-        node.locate(data, (), failing)
-        errors = [
-            (prefix, error)
-            for prefix, subschema, value in failing
-            for error in validator.evolve(schema=subschema).iter_errors(value)
-        ]
-    else:
-        errors = [((), error) for error in validator.iter_errors(data)]
+    compiled = _schema(kind)
+    if compiled.fast.is_valid(data):  # the fast path: most documents are valid, and big ones are mostly topics
+        return diags
+    errors = [
+        (prefix, error)
+        for prefix, subschema, value in _failing(compiled, data)
+        for error in compiled.explain.evolve(schema=subschema).iter_errors(value)
+    ]
     seen: set[tuple[JsonPath, str]] = set()
     for prefix, error in errors:
         for path, message, key in _explain(error, prefix):

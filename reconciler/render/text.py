@@ -1,7 +1,9 @@
 """Plans as terminal text, in the style of `terraform plan`: a block per cluster, a summary line at the end.
 
-ANSI colours only when asked (`color=True`; the CLI decides from the terminal, `--no-color` and NO_COLOR):
-green `+`, yellow `~`, red `-`, bold red for destructive and bold yellow for disruptive tags.
+`plan_lines` gives styled lines (see `render/styled.py`): the style names say what a line is (`plan.add`,
+`plan.change`, `plan.remove`, `risk.destructive`, `risk.disruptive`, `heading`, `warning`) and the command
+line colours them with rich (green `+`, yellow `~`, red `-`, bold red destructive and bold yellow disruptive
+tags) when colour is wanted. `render_text` is the same text without styles.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 
 from reconciler.plan import Change, Plan
 from reconciler.render.common import (
+    all_totals,
     change_text,
     entity_note,
     entity_symbol,
@@ -27,53 +30,50 @@ from reconciler.render.common import (
     topic_text,
     unmanaged_text,
 )
+from reconciler.render.styled import Line, plain
 
-_RESET = "\x1b[0m"
-_OP_COLOR = {"+": "\x1b[32m", "~": "\x1b[33m", "-": "\x1b[31m"}
-_RISK_COLOR = {"destructive": "\x1b[1;31m", "disruptive": "\x1b[1;33m"}
-_BOLD = "\x1b[1m"
+_OP_STYLE = {"+": "plan.add", "~": "plan.change", "-": "plan.remove"}
+_RISK_STYLE = {"destructive": "risk.destructive", "disruptive": "risk.disruptive"}
 
 
 class _Out:
-    """Collects lines; colours are applied here so the layout code stays colour-blind."""
+    """Collects lines; each line carries its style name, so the layout code stays colour-blind."""
 
-    def __init__(self, color: bool) -> None:
-        self.color = color
-        self.lines: list[str] = []
+    def __init__(self) -> None:
+        self.lines: list[Line] = []
 
     def add(self, text: str = "", style: str | None = None) -> None:
-        if not text and (not self.lines or not self.lines[-1]):
+        if not text and (not self.lines or not self.lines[-1][0][0]):
             return  # never two blank lines in a row, none at the top
-        text = printable(text)
-        self.lines.append(f"{style}{text}{_RESET}" if self.color and style and text else text)
+        self.lines.append(((printable(text), style if text else None),))
 
 
 def _change(out: _Out, c: Change) -> None:
     extras = [x for x in (secret_hint(c), source(c.source)) if x]
     tail = "  " + "  ".join(f"({x})" for x in extras) if extras else ""
-    out.add(f"      {change_text(c)}{tail}", _OP_COLOR[c.op])
+    out.add(f"      {change_text(c)}{tail}", _OP_STYLE[c.op])
     tag = risk_tag(c)
     if tag is not None:
-        out.add(f"          {tag}", _RISK_COLOR.get(c.risk))
+        out.add(f"          {tag}", _RISK_STYLE.get(c.risk))
 
 
 def _plan(out: _Out, plan: Plan, several: bool) -> None:
     details = header_details(plan)
-    out.add(f"Cluster {plan.cluster}" + (f"  ({details})" if details else ""), _BOLD)
+    out.add(f"Cluster {plan.cluster}" + (f"  ({details})" if details else ""), "heading")
     out.add()
     for e in plan.entities:
         symbol = entity_symbol(e)
-        out.add(f"  {symbol} {e.ref.display}  ({entity_note(e)})", _OP_COLOR[symbol])
+        out.add(f"  {symbol} {e.ref.display}  ({entity_note(e)})", _OP_STYLE[symbol])
         for c in e.changes:
             _change(out, c)
     for t in plan.topics_to_create:
         src = source(t.source)
-        out.add(f"  {topic_text(t)}" + (f"  ({src})" if src else ""), _OP_COLOR["+"])
+        out.add(f"  {topic_text(t)}" + (f"  ({src})" if src else ""), _OP_STYLE["+"])
         for line in topic_config_lines(t):
-            out.add(f"        {line}", _OP_COLOR["+"])
+            out.add(f"        {line}", _OP_STYLE["+"])
     for p in plan.partition_increases:
         src = source(p.source)
-        out.add(f"  {increase_text(p)}" + (f"  ({src})" if src else ""), _OP_COLOR["~"])
+        out.add(f"  {increase_text(p)}" + (f"  ({src})" if src else ""), _OP_STYLE["~"])
     if plan.is_empty and several:
         out.add("  No changes.")
     notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]
@@ -82,17 +82,34 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     for note in notes:
         out.add(f"  {note}")
     for warning in plan.warnings:
-        out.add(f"  Warning: {warning}", _OP_COLOR["~"])
+        out.add(f"  Warning: {warning}", "warning")
     if several and not plan.is_empty:
         out.add()
         out.add(f"  {plan.cluster}: {summary(plan_totals(plan))}.")
     out.add()
 
 
-def render_text(plans: Sequence[Plan], *, color: bool = False) -> str:
-    """The plans for a terminal; the last line is always `Plan: …` or `No changes. …`."""
-    out = _Out(color)
+def plan_lines(plans: Sequence[Plan]) -> list[Line]:
+    """The plans for a terminal, as styled lines; the last is always `Plan: …` or `No changes. …`."""
+    out = _Out()
     for plan in plans:
         _plan(out, plan, several=len(plans) > 1)
-    out.add(overall_line(plans), _BOLD)
-    return "\n".join(out.lines) + "\n"
+    out.add(overall_line(plans), "heading")
+    return out.lines
+
+
+def render_text(plans: Sequence[Plan]) -> str:
+    """`plan_lines` without styles: what a terminal without colour shows."""
+    return plain(plan_lines(plans))
+
+
+def apply_summary(plans: Sequence[Plan]) -> str:
+    """Apply's last line, as Terraform ends: `Apply complete: 1 added, 5 changed, 0 removed.` (plus topics
+    created and partitions added when there are any)."""
+    t = all_totals(plans)
+    parts = [f"{t.add} added", f"{t.change} changed", f"{t.remove} removed"]
+    if t.topics:
+        parts.append(f"{t.topics} topic{'s' if t.topics != 1 else ''} created")
+    if t.partitions:
+        parts.append(f"{t.partitions} partition{'s' if t.partitions != 1 else ''} added")
+    return f"Apply complete: {', '.join(parts)}."

@@ -3,6 +3,10 @@
 Shared by risk reasons and the renderers so an operator reads the same wording everywhere. The unit is
 inferred from Kafka's naming conventions (`*.ms`, `*.bytes`, `*_byte_rate`, `*.throttled.rate`); keys
 that follow none of them are shown as written.
+
+Why not a units library (humanize, pint): none knows Kafka's conventions — which keys are milliseconds or
+bytes by their names, and the sentinels (-1 infinite retention, -2 "same as retention" for tiered storage,
+Integer/Long.MAX_VALUE as "unlimited" quotas and defaults) — and a wrong human form would mislead a review.
 """
 
 from __future__ import annotations

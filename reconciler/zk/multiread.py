@@ -106,17 +106,21 @@ def read(
     multi: bool,
     wait: Callable[[], float],
     max_ops: int = MAX_OPS,
+    on_batch: Callable[[int], None] | None = None,
 ) -> list[Any]:
     """One result per op, in order: (data, stat) for GET_DATA, [child names] for GET_CHILDREN, a stat for
     EXISTS; None for an absent znode. Every request is issued before the first answer is awaited, each
-    answer for at most `wait()` seconds.
+    answer for at most `wait()` seconds. `on_batch(n)`: n more answers are in (for progress).
 
     Raises LiveStateError naming the znode for NoAuth, MultiReadUnsupported (with `multi`, on an old
     server), KazooTimeoutError naming the znode, ZooKeeperError for a malformed multiRead response, and
     any other kazoo error as kazoo raises it.
     """
     if not multi:
-        return _read_each(client, ops, wait)
+        answers = _read_each(client, ops, wait)
+        if on_batch is not None:
+            on_batch(len(answers))
+        return answers
     results: list[Any] = []
     for batch, future in _issue_multi(client, ops, max_ops):
         try:
@@ -132,6 +136,8 @@ def read(
                 _raise_unless_absent(client, path, reply)
                 reply = None
             results.append(reply)
+        if on_batch is not None:
+            on_batch(len(batch))
     return results
 
 

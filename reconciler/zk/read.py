@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -48,6 +48,8 @@ from reconciler.zk import layout, multiread
 from reconciler.zk.multiread import GET_CHILDREN, GET_DATA
 from reconciler.zk.session import ZooKeeperError
 
+ReadProgress = Callable[[int, int], None]  # (znode answers received, requests issued), both cumulative
+
 # multiRead, its batching and the per-client "server lacks it" memory live in multiread.py (shared with
 # apply's pre-read); these names stay for the tests that patch or inspect them
 _MultiRead = multiread.MultiRead
@@ -73,11 +75,13 @@ class ReadScope:
 class _Pipeline:
     """One read's requests, against one deadline (see `multiread.read`); NoNode -> None."""
 
-    def __init__(self, client: KazooClient, deadline: float, multi_read: bool) -> None:
+    def __init__(self, client: KazooClient, deadline: float, multi_read: bool, progress: ReadProgress | None) -> None:
         self.client = client
         self.deadline = deadline
         self.multi_read = multi_read
         self.chroot: str = client.chroot or ""
+        self.progress = progress
+        self.requested = self.answered = 0
 
     def where(self, path: str) -> str:
         return f"{self.chroot}{path}"  # the server-side path: chroot + Kafka's path
@@ -89,8 +93,10 @@ class _Pipeline:
         return {path: r for (_, path), r in self.run([(GET_DATA, p) for p in paths]).items()}
 
     def run(self, ops: list[tuple[int, str]]) -> dict[tuple[int, str], Any]:
+        self.requested += len(ops)
         try:
-            results = multiread.read(self.client, ops, multi=self.multi_read, wait=self._remaining)
+            results = multiread.read(self.client, ops, multi=self.multi_read, wait=self._remaining,
+                                     on_batch=self._answered if self.progress is not None else None)
         except KazooTimeoutError as exc:  # names the znode; not worth a retry of the whole read
             raise ZooKeeperError(str(exc)) from None
         return dict(zip(ops, results, strict=True))
@@ -98,9 +104,15 @@ class _Pipeline:
     def _remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
+    def _answered(self, count: int) -> None:
+        self.answered += count
+        if self.progress is not None:
+            self.progress(self.answered, self.requested)
+
 
 def _read_with_retries(
-    client: KazooClient, cluster: str, scope: ReadScope, timeout_s: float, multi_read: bool
+    client: KazooClient, cluster: str, scope: ReadScope, timeout_s: float, multi_read: bool,
+    progress: ReadProgress | None = None,
 ) -> LiveState:
     """One read of the live state of one cluster.
 
@@ -112,12 +124,12 @@ def _read_with_retries(
     use_multi = multi_read and multiread.supported(client)
     try:
         try:
-            state: LiveState = retry(_read_once, client, cluster, scope, timeout_s, use_multi)
+            state: LiveState = retry(_read_once, client, cluster, scope, timeout_s, use_multi, progress)
         except multiread.MultiReadUnsupported:
             # ZooKeeper < 3.6 answers UNIMPLEMENTED and drops the connection (not the session): kazoo
             # reconnects, and the connection-loss retry covers requests caught in between.
             multiread.NO_MULTI_READ.add(client)
-            state = retry(_read_once, client, cluster, scope, timeout_s, False)
+            state = retry(_read_once, client, cluster, scope, timeout_s, False, progress)
     except RetryFailedError as exc:
         raise ZooKeeperError(f"lost the ZooKeeper connection while reading cluster {cluster}") from exc
     except (SessionExpiredError, ConnectionClosedError, ConnectionLoss, OperationTimeoutError) as exc:
@@ -137,12 +149,14 @@ def read_live_state(
     *,
     timeout_s: float = 120.0,
     multi_read: bool = True,
+    progress: ReadProgress | None = None,
 ) -> LiveState:
     """The live state of one cluster (see `_read_with_retries`), read once more if the ZooKeeper session
     expired during the read: a read holds nothing in the session and kazoo has already opened a new one,
-    so starting over is safe. A closed client (unreachable for longer than the retries) is not retried."""
+    so starting over is safe. A closed client (unreachable for longer than the retries) is not retried.
+    `progress(answered, requested)` follows the read (counts restart with a retried read)."""
     try:
-        return _read_with_retries(client, cluster, scope, timeout_s, multi_read)
+        return _read_with_retries(client, cluster, scope, timeout_s, multi_read, progress)
     except ZooKeeperError as exc:
         cause = exc.__cause__
         if not isinstance(cause, SessionExpiredError) or isinstance(cause, ConnectionClosedError):
@@ -151,13 +165,14 @@ def read_live_state(
     deadline = time.monotonic() + RECONNECT_WAIT_S
     while not client.connected and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _read_with_retries(client, cluster, scope, timeout_s, multi_read)
+    return _read_with_retries(client, cluster, scope, timeout_s, multi_read, progress)
 
 
 def _read_once(
-    client: KazooClient, cluster: str, scope: ReadScope, timeout_s: float, multi: bool
+    client: KazooClient, cluster: str, scope: ReadScope, timeout_s: float, multi: bool,
+    progress: ReadProgress | None = None,
 ) -> LiveState:
-    zk = _Pipeline(client, time.monotonic() + timeout_s, multi)
+    zk = _Pipeline(client, time.monotonic() + timeout_s, multi, progress)
     types = sorted(scope.entity_types)
     extras = sorted((r for r in scope.extra_entities if r.entity_type not in scope.entity_types), key=str)
 

@@ -21,12 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
+from reconciler.cli.console import ansi_text
 from reconciler.errors import has_errors
 from reconciler.model import Secret
 from reconciler.plan import plans_from_json
 from reconciler.render.json import render_json, render_plan_file
 from reconciler.render.markdown import render_markdown
-from reconciler.render.text import render_text
+from reconciler.render.text import plan_lines, render_text
 from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.workflow import apply_cluster_plan, load_desired, plan_cluster
 from reconciler.zk.layout import decode_entity_config
@@ -183,7 +184,7 @@ def test_apply_of_the_plan_converges_on_zookeeper(
             assert not has_errors(result.diagnostics), [d.render() for d in result.diagnostics]
             plan = result.plan
 
-            shown = render_text([plan]) + render_text([plan], color=True) + render_markdown([plan])
+            shown = render_text([plan]) + ansi_text(plan_lines([plan])) + render_markdown([plan])
             plan_file = render_plan_file([plan])
             for text in (shown, render_json([plan]), plan_file):
                 for secret in (ENCODER_SECRET, *PLAINTEXTS.values()):

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler.cli.console import ansi_text
 from reconciler.model import DEFAULT_ENTITY, ChangeOp, EntityRef, RedactedState, Risk, SecretRef, SourceRef
 from reconciler.plan import (
     Change,
@@ -29,7 +30,7 @@ from reconciler.plan import (
 )
 from reconciler.render.json import redacted, render_json, render_plan_file
 from reconciler.render.markdown import GITHUB_LIMIT, render_markdown
-from reconciler.render.text import render_text
+from reconciler.render.text import plan_lines, render_text
 from reconciler.risk import assess
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -130,7 +131,7 @@ def _golden(name: str, actual: str) -> None:
 
 RENDERERS = {
     "txt": lambda plans: render_text(plans),
-    "color.txt": lambda plans: render_text(plans, color=True),
+    "color.txt": lambda plans: ansi_text(plan_lines(plans)),  # through rich, as the CLI prints it
     "md": render_markdown,
     "json": render_json,
 }
@@ -169,7 +170,7 @@ def test_text_summary_lines() -> None:
 
 
 def test_colour_only_when_asked() -> None:
-    plain, coloured = render_text(sample_plans()), render_text(sample_plans(), color=True)
+    plain, coloured = render_text(sample_plans()), ansi_text(plan_lines(sample_plans()))
     assert "\x1b[" not in plain
     assert "\x1b[1;31m" in coloured  # destructive tags in bold red
     assert ANSI.sub("", coloured) == plain
@@ -270,7 +271,7 @@ def test_control_characters_from_live_state_are_escaped() -> None:
     change = Change("custom.key", "~", "a\x1b[2Jb", "line1\nline2")
     plan = Plan(cluster="c1", entities=(EntityPlan(EntityRef("brokers", "1"), 1, (change,)),),
                 warnings=("\u202eevil",)).with_id()
-    for out in (render_text([plan], color=True), render_markdown([plan])):
+    for out in (ansi_text(plan_lines([plan])), render_markdown([plan])):
         assert "\x1b[2J" not in out and "line1\nline2" not in out and "\u202e" not in out
         assert "a\\x1b[2Jb" in out and "line1\\nline2" in out and "\\u202eevil" in out
     assert json.loads(render_json([plan]))["plans"][0]["entities"][0]["changes"][0]["after"] == "line1\nline2"

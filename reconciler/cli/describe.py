@@ -1,0 +1,84 @@
+"""`reconciler describe`: where each effective config value comes from, live and as the manifests would make it.
+
+Live: ZooKeeper's dynamic configs (read as `plan` reads them), the manifests' server.properties, Kafka's
+defaults. Manifests: the same with the cluster's plan applied (`effective.PlannedLayers`), so ownership,
+ignored keys and unmanaged entities are exactly what apply would do. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import click
+
+from reconciler.cli.context import Context, emit_diagnostics
+from reconciler.errors import ReconcilerError
+from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, EntityRef
+
+_SINGULAR = {t[:-1]: t for t in ENTITY_TYPES}
+
+
+def parse_entity(text: str) -> EntityRef:
+    """`topics/orders`, `brokers/1`, `brokers/<default>` (or `brokers/default`), `users/alice`,
+    `users/alice/clients/app-1`, `clients/<default>`, `ips/10.0.0.1`; singular type names work too."""
+    kind, _, name = text.partition("/")
+    kind = _SINGULAR.get(kind, kind)
+    if kind not in ENTITY_TYPES or not name:
+        raise ReconcilerError(f"entity {text!r}: expected TYPE/NAME with TYPE one of {', '.join(ENTITY_TYPES)} "
+                              "(e.g. topics/orders, brokers/1, brokers/<default>, users/alice/clients/app-1)")
+    if kind == "brokers" and name == "default":
+        name = DEFAULT_ENTITY
+    if kind == "brokers" and name != DEFAULT_ENTITY and not name.isdigit():
+        raise ReconcilerError(f"entity {text!r}: a broker is a number or <default>")
+    if kind == "users" and "/clients/" in name:
+        user, _, client = name.rpartition("/clients/")
+        return EntityRef("users", user, client)
+    return EntityRef(kind, name)
+
+
+@click.command()
+@click.argument("cluster")
+@click.argument("entity", required=False)
+@click.argument("key", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="Also list keys at Kafka's default on both sides.")
+@click.option("--synonyms", is_flag=True, help="Text: each key's synonyms list too (always with KEY, and in json).")
+@click.option("--broker", type=int, help="Topics as this broker sees them (its per-broker overrides and "
+              "server.properties); default: a broker without overrides of its own.")
+@click.pass_obj
+def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fmt: str, show_all: bool,
+             synonyms: bool, broker: int | None) -> None:
+    """Show effective configs and where they come from, live and as the manifests would make them."""
+    from reconciler.catalog import load_catalog
+    from reconciler.cli.console import print_blocks
+    from reconciler.effective import LiveLayers, PlannedLayers
+    from reconciler.render.describe import describe_blocks, describe_json, entities_of, entity_view
+    from reconciler.workflow import load_desired, plan_against, read_cluster
+
+    ref = parse_entity(entity) if entity is not None else None
+    states, warnings = load_desired(obj.repo, [cluster])
+    desired = states[cluster]
+    emit_diagnostics(warnings, "text")
+    live = read_cluster(desired, obj.repo, obj.progress())
+    planned = plan_against(desired, live, obj.repo, None)
+    emit_diagnostics(planned.diagnostics, "text")  # informational here: nothing is applied
+    catalog = load_catalog()
+    version = desired.cluster.kafka_version
+    live_layers = LiveLayers(live, catalog, desired)
+    planned_layers = PlannedLayers(live, planned.plan, desired, catalog)
+    if key is not None and ref is not None and ref.entity_type == "topics" and catalog.topic(key, version) is None \
+            and key not in live_layers.dynamic(ref) and key not in planned_layers.dynamic(ref):
+        suggestion = catalog.suggest(key, "topic", version)
+        hint = f" (did you mean {suggestion}?)" if suggestion else ""
+        raise ReconcilerError(f"{key!r} is not a topic config of Kafka {version}{hint}")
+    if ref is not None and ref.entity_type == "topics" and ref.name not in live.topics \
+            and ref.name not in desired.topics:
+        raise ReconcilerError(f"topic {ref.name!r} is neither in ZooKeeper nor in the manifests of {cluster}")
+    views = []
+    for r in [ref] if ref is not None else entities_of(desired, live):
+        exists = r.name in live.topics if r.entity_type == "topics" else (
+            r in live.entities or (r.entity_type == "brokers" and r.name.isdigit() and int(r.name) in live.brokers))
+        views.append(entity_view(catalog, version, r, live_layers, planned_layers, exists=exists, key=key,
+                                 show_all=show_all, broker=str(broker) if broker is not None else None))
+    if fmt == "json":
+        click.echo(describe_json(cluster, version, views), nl=False)
+        return
+    print_blocks(obj.out, describe_blocks(views, synonyms=synonyms or key is not None))

@@ -1,0 +1,93 @@
+"""Terminal output: the colour rules (NO_COLOR only when non-empty, FORCE_COLOR, TERM=dumb, --no-color),
+live progress only on a capable terminal, tables laid out by rich without trailing blanks, and escaping."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from reconciler.cli.console import color_enabled, live_progress, make_console, print_blocks, print_lines
+from reconciler.cli.progress import ConsoleProgress
+from reconciler.render.styled import Table, line
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("env", "tty", "flag", "expected"),
+    [
+        ({}, True, False, True),  # a terminal: colour
+        ({}, False, False, False),  # a pipe: none
+        ({"NO_COLOR": "1"}, True, False, False),  # no-color.org: set and non-empty
+        ({"NO_COLOR": ""}, True, False, True),  # empty counts as unset
+        ({"FORCE_COLOR": "1"}, False, False, True),  # force-color.org: even into a pipe
+        ({"FORCE_COLOR": ""}, False, False, False),  # empty counts as unset
+        ({"FORCE_COLOR": "0"}, False, False, True),  # any non-empty value forces (force-color.org)
+        ({"TERM": "dumb"}, True, False, False),  # a dumb terminal gets none
+        ({"TERM": "dumb", "FORCE_COLOR": "1"}, True, False, True),  # unless forced
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False, False),  # NO_COLOR wins over FORCE_COLOR
+        ({"FORCE_COLOR": "1"}, True, True, False),  # --no-color wins over everything
+    ],
+)
+def test_colour_rules(env: dict[str, str], tty: bool, flag: bool, expected: bool) -> None:
+    assert color_enabled(env, tty, flag) is expected
+    stream = FakeTerminal() if tty else io.StringIO()
+    print_lines(make_console(stream, flag, env), [line("+ key = 1", "plan.add")])
+    assert ("\x1b[" in stream.getvalue()) is expected
+    assert ANSI.sub("", stream.getvalue()) == "+ key = 1\n"
+
+
+def test_live_progress_needs_a_terminal_that_redraws() -> None:
+    assert live_progress({}, True)
+    assert not live_progress({}, False)
+    assert not live_progress({"TERM": "dumb"}, True)
+    assert not live_progress({"FORCE_COLOR": "1"}, False)  # colour in a CI log, but no animation
+
+
+def test_tables_are_aligned_by_rich_without_trailing_blanks() -> None:
+    stream = io.StringIO()
+    table = Table(("CLUSTER", "STATUS"), ((("a", None), ("applied", "plan.add")), (("long-name", None),
+                                                                                      ("failed", None))), "title")
+    print_blocks(make_console(stream, env={}), [table])
+    assert stream.getvalue() == "title\nCLUSTER    STATUS\na          applied\nlong-name  failed\n"
+
+
+def test_text_from_manifests_is_escaped_and_never_markup() -> None:
+    stream = FakeTerminal()
+    print_lines(make_console(stream, env={}), [line("topic [bold]x[/bold] \x1b[2J\u202eevil", "plan.add")])
+    shown = ANSI.sub("", stream.getvalue())
+    assert shown == "topic [bold]x[/bold] \\x1b[2J\\u202eevil\n"
+    assert "\x1b[2J" not in stream.getvalue() and "\u202e" not in stream.getvalue()
+
+
+def test_progress_off_a_terminal_is_one_line_per_finished_phase() -> None:
+    stream = io.StringIO()
+    progress = ConsoleProgress(make_console(stream, env={}))
+    with progress.phase("c1: read ZooKeeper zk:2181") as phase:
+        for done in range(0, 5000, 1000):
+            phase.update(done, 5000)
+        phase.done("5000 znodes")
+    with pytest.raises(RuntimeError), progress.phase("c1: plan"):
+        raise RuntimeError("failed")  # a failed phase prints nothing: its error does
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"c1: read ZooKeeper zk:2181: 5000 znodes \(\d+\.\d s\)", lines[0])
+
+
+def test_progress_on_a_terminal_draws_a_bar_then_keeps_the_line() -> None:
+    stream = FakeTerminal()
+    console = make_console(stream, env={"TERM": "xterm"})
+    assert console.is_interactive
+    progress = ConsoleProgress(console)
+    with progress.phase("c1: apply plan abc", total=3) as phase:
+        phase.update(2, 3)
+        assert progress.bar is not None  # live while the phase runs
+        phase.done("3 batches")
+    assert progress.bar is None
+    assert "c1: apply plan abc: 3 batches" in ANSI.sub("", stream.getvalue())
