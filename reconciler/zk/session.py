@@ -75,7 +75,7 @@ class _QuietKazoo(logging.Filter):
         return True
 
 
-KAZOO_LOG = logging.getLogger("reconciler.zk.kazoo")
+KAZOO_LOG = logging.getLogger("kazoo.reconciler")  # under "kazoo": the CLI sets its level (quiet without -v)
 KAZOO_LOG.addFilter(_QuietKazoo())
 
 
