@@ -190,6 +190,16 @@ class Catalog:
         """Kafka's `isPasswordConfig`: a suffix test, so prefixed and custom keys count too."""
         return name.endswith(self.password_suffixes)
 
+    def is_sensitive(self, name: str) -> bool:
+        """Must this broker key's value never be stored or shown? Kafka's suffix rule, or a key whose
+        ConfigDef type is PASSWORD (`password.encoder.secret`, `password.encoder.old.secret`,
+        `delegation.token.master.key`/`secret.key`, ...), listener-prefixed or not. Kafka's `DescribeConfigs`
+        hides exactly the PASSWORD-typed values (`ConfigDef.Type.PASSWORD` -> sensitive)."""
+        if self.is_password(name):
+            return True
+        base = self.resolve_broker(name).base
+        return base is not None and base.password
+
     def names(self, scope: str, version: str | None = None) -> tuple[str, ...]:
         """Sorted key names: scope "topic", "broker", "broker-dynamic", or a quota kind."""
         cached = self._names.get((scope, version))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -10,6 +12,32 @@ from typing import Literal
 from reconciler.model import SourceRef
 
 Severity = Literal["error", "warning"]
+
+# C0/C1 controls (ANSI escapes, newlines), bidi embeddings/overrides/isolates and marks, line/paragraph
+# separators: text from manifests or live state must not reach a terminal, a GitHub annotation or a
+# line-based layout as is ("Trojan Source", CVE-2021-42574); it is shown escaped instead.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+MAX_MESSAGE_CHARS = 1000  # a diagnostic's message (a 4 MiB key must not become 16 MiB of stderr)
+MAX_KEY_CHARS = 300  # a diagnostic's key (topic names reach 249), and any value quoted through `clip`
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group()) or (
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    )
+
+
+def printable(text: str) -> str:
+    """One safe line: control characters and bidi controls escaped (`\\n`, `\\x1b`, `\\u202e`)."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def clip(text: str, limit: int = MAX_KEY_CHARS) -> str:
+    """At most `limit` characters of `text` (then `…(N chars)`), for quoting untrusted values in messages."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text)} chars)"
 
 
 class ExitCode(IntEnum):
@@ -28,10 +56,18 @@ class Diagnostic:
     source: SourceRef | None = None
     key: str | None = None
 
+    def __post_init__(self) -> None:
+        # bounded however the text got here: every output (terminal, GitHub, Markdown, JSON) inherits it
+        if len(self.message) > MAX_MESSAGE_CHARS:
+            object.__setattr__(self, "message", clip(self.message, MAX_MESSAGE_CHARS))
+        if self.key is not None and len(self.key) > MAX_KEY_CHARS:
+            object.__setattr__(self, "key", clip(self.key, MAX_KEY_CHARS))
+
     def render(self) -> str:
+        """One line for a terminal: control and bidi characters escaped."""
         where = f"{self.source}: " if self.source else ""
         key = f" [{self.key}]" if self.key else ""
-        return f"{where}{self.severity}: {self.message}{key}"
+        return printable(f"{where}{self.severity}: {self.message}{key}")
 
     def sort_key(self) -> tuple[str, int, int, str]:
         if self.source is None:
@@ -79,3 +115,17 @@ class SecretError(ReconcilerError):
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
+
+
+class Interrupted(ReconcilerError):
+    """SIGINT/SIGTERM arrived: the work stopped at a safe point (before anything was written)."""
+
+
+# Set by the command line's signal handling; long computations (key derivation) check it between steps so
+# that a signal ends any command within a couple of seconds.
+CANCELLED = threading.Event()
+
+
+def check_cancelled() -> None:
+    if CANCELLED.is_set():
+        raise Interrupted("interrupted by a signal; stopped before writing anything more")

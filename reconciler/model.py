@@ -184,13 +184,25 @@ class PasswordEncoderSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class TlsSpec:
+    """TLS to ZooKeeper, as Kafka's `zookeeper.ssl.*` (KIP-515) in PEM files: paths relative to cluster.yaml."""
+
+    ca_file: str | None = None  # trusted CAs (zookeeper.ssl.truststore.*); None: the system's
+    cert_file: str | None = None  # client certificate chain (zookeeper.ssl.keystore.*)
+    key_file: SecretRef | None = None  # its private key: a secret file reference
+    key_password: SecretRef | None = None  # decrypts the key (zookeeper.ssl.keystore.password)
+    verify_hostname: bool = True  # zookeeper.ssl.endpoint.identification.algorithm=HTTPS (Kafka's default)
+
+
+@dataclass(frozen=True, slots=True)
 class ZooKeeperSpec:
     connect: str  # "host:port,host:port/chroot"
-    auth_scheme: str | None = None  # "digest"
+    auth_scheme: str | None = None  # "digest" (addAuth) or "sasl" (SASL DIGEST-MD5, like Kafka's JAAS Client)
     auth_credentials: SecretRef | None = None  # resolves to "user:password"
     session_timeout_s: float = 30.0
     set_acl: bool = False  # create znodes with Kafka's secure ACLs (brokers' zookeeper.set.acl=true)
     reconciler_path: str = "/reconciler"  # lock and audit entries live under this znode (inside the chroot)
+    tls: TlsSpec | None = None  # None: plaintext (zookeeper.ssl.client.enable=false)
     source: SourceRef | None = None  # where `connect` is written (errors name it)
 
     @property

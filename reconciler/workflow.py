@@ -11,7 +11,7 @@ import logging
 import os
 import re
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -21,7 +21,15 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
-from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, SecretError, ValidationError, has_errors
+from reconciler.errors import (
+    Diagnostic,
+    ReconcilerError,
+    RefusedError,
+    SecretError,
+    ValidationError,
+    has_errors,
+    printable,
+)
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.plan import Change, Plan
@@ -29,12 +37,15 @@ from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
-from reconciler.secrets.compare import base_dir, cluster_encoders, compare_secrets
+from reconciler.secrets.compare import TrustedSecret, base_dir, cluster_encoders, compare_secrets
 from reconciler.secrets.encoder import EncoderParams, decode
+from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
+from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
+from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.lock import Notify, default_lock_wait
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import ZooKeeperError, connect
+from reconciler.zk.session import TlsFiles, ZooKeeperError, connect
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
 log = logging.getLogger(__name__)
@@ -44,12 +55,42 @@ def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def tls_files(cluster: ClusterSpec, root: Path) -> TlsFiles | None:
+    """The cluster's TLS files, each checked like every manifest-named file (inside the repository or
+    RECONCILER_SECRET_DIRS, regular, bounded); kazoo then loads them by path."""
+    tls = cluster.zookeeper.tls
+    if tls is None:
+        return None
+    where = base_dir(root, cluster.source)
+    allowed = approved_secret_dirs()
+
+    def checked(name: str | None, what: str) -> Path | None:
+        if name is None:
+            return None
+        try:
+            path = confine(where / name, root, shown=f"{what} {name}", allowed=allowed)
+            read_regular(path, MAX_SECRET_BYTES, shown=f"{what} {name}")
+        except FileAccessError as exc:
+            raise SecretError(f"cluster {cluster.name}: zookeeper.tls: {exc.message}") from None
+        return path
+
+    key = tls.key_file.file if tls.key_file is not None else None
+    return TlsFiles(
+        ca=checked(tls.ca_file, "CA file"),
+        certificate=checked(tls.cert_file, "certificate file"),
+        key=checked(key, "key file"),
+        key_password=resolve_optional(tls.key_password, where, root),
+        verify_hostname=tls.verify_hostname,
+    )
+
+
 @contextmanager
 def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
-    """A connected client for the cluster, authenticated as the brokers' ZooKeeper identity when configured."""
-    credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source))
+    """A connected client for the cluster (TLS when configured), authenticated as the brokers' ZooKeeper
+    identity when configured."""
+    credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
     try:
-        client = connect(cluster.zookeeper, credentials)
+        client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root))
     except ZooKeeperError as exc:  # one line that says which manifest chose this ZooKeeper
         where = cluster.zookeeper.source or cluster.source
         raise ZooKeeperError(f"{exc.message} (cluster {cluster.name}, spec.zookeeper.connect at "
@@ -77,27 +118,70 @@ class ClusterPlan:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def plan_against(desired: DesiredState, live: LiveState, root: Path, revision: str | None) -> ClusterPlan:
-    """Pure planning once live state is read (used by `plan`, `reconcile` and tests)."""
-    secrets = compare_secrets(desired, live, root)
+def plan_against(
+    desired: DesiredState, live: LiveState, root: Path, revision: str | None,
+    trusted_secret: TrustedSecret | None = None,
+) -> ClusterPlan:
+    """Pure planning once live state is read (used by `plan`, `reconcile` and tests). `trusted_secret`: which
+    secret references may be resolved (a pull request's plan: only those of its base revision)."""
+    secrets = compare_secrets(desired, live, root, trusted_secret)
     diags = check_live(desired, live)
+    diags.extend(Diagnostic("error", problem, desired.cluster.source) for problem in secrets.problems)
     plan, problems = build_plan(  # the id is computed once, of the final plan (below)
         desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(), with_id=False
     )
     diags.extend(problems)
     plan = annotate(plan, desired, live, with_id=False)
-    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings)))
+    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version).with_id()
     return ClusterPlan(plan, desired, tuple(diags))
 
 
+def acl_diagnostics(client: KazooClient, desired: DesiredState) -> list[Diagnostic]:
+    """A warning when apply would refuse to create open znodes in a cluster secured with Kafka's ACLs."""
+    warning = downgrade_warning(live_acl_mode(client), desired.cluster.zookeeper.set_acl)
+    return [] if warning is None else [Diagnostic("warning", warning, desired.cluster.source, "setAcl")]
+
+
+def with_diagnostics(result: ClusterPlan, extra: Sequence[Diagnostic]) -> ClusterPlan:
+    return replace(result, diagnostics=(*result.diagnostics, *extra)) if extra else result
+
+
+# ZooKeeper refuses a request larger than jute.maxbuffer (1 MiB by default, on servers and clients); a
+# config write carries the path and headers besides the data. Kafka's encoded passwords are ~700 bytes.
+ZNODE_DATA_LIMIT = 1024 * 1024 - 1024
+_ENCODED_PASSWORD_BYTES = 1024
+
+
+def oversized_znodes(plan: Plan, desired: DesiredState, live: LiveState) -> list[str]:
+    """Warnings for config znodes the plan would write larger than ZooKeeper accepts by default."""
+    def size(config: Mapping[str, Any]) -> int:
+        plain = {k: v if isinstance(v, str) else "x" * _ENCODED_PASSWORD_BYTES for k, v in config.items()}
+        return len(encode_entity_config(plain))
+
+    found: list[tuple[str, int]] = []
+    for e in plan.entities:
+        wanted = desired.entities.get(e.ref)
+        current = live.entities.get(e.ref)
+        config = {**(current.config if current else {}), **({k: v.value for k, v in wanted.config.items()}
+                                                                if wanted else {})}
+        found.append((e.ref.display, size(config)))
+    found += [(f"topics/{t.name}", size(t.config)) for t in plan.topics_to_create]
+    return [f"{name}: its config znode would be about {n:,} bytes, over ZooKeeper's default jute.maxbuffer "
+            "(1 MiB with the request's overhead): the write will be refused unless every ZooKeeper server and "
+            "client raises jute.maxbuffer" for name, n in found if n > ZNODE_DATA_LIMIT]
+
+
 def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
-                 scope: ReadScope | None = None) -> LiveState:
-    """The live state `plan` needs (or `scope`), as one progress phase."""
+                 scope: ReadScope | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
+    """The live state `plan` needs (or `scope`), as one progress phase. `checks` collects what the same
+    session finds about the cluster besides (the ACL mode, see `acl_diagnostics`)."""
     zk = desired.cluster.zookeeper
-    with progress.phase(f"{desired.cluster.name}: read ZooKeeper {zk.connect}") as phase:
+    with progress.phase(printable(f"{desired.cluster.name}: read ZooKeeper {zk.connect}")) as phase:
         with cluster_client(desired.cluster, root) as client:
             live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
+            if checks is not None:
+                checks.extend(acl_diagnostics(client, desired))
         phase.done(f"{len(live.entities)} config znodes, {len(live.topics)} topics, {len(live.brokers)} brokers")
     return live
 
@@ -105,9 +189,10 @@ def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROG
 def plan_cluster(
     desired: DesiredState, root: Path, revision: str | None = None, progress: Progress = NO_PROGRESS
 ) -> ClusterPlan:
-    live = read_cluster(desired, root, progress)
+    checks: list[Diagnostic] = []
+    live = read_cluster(desired, root, progress, checks=checks)
     with progress.phase(f"{desired.cluster.name}: plan") as phase:
-        result = plan_against(desired, live, root, revision)
+        result = with_diagnostics(plan_against(desired, live, root, revision), checks)
         phase.done(summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")
     return result
 
@@ -129,7 +214,7 @@ def guard(plan: Plan, desired: DesiredState, allow_destructive: bool) -> None:
     allowed = allow_destructive or policy.allow_destructive
     if plan.max_risk == "destructive" and not allowed:
         reasons = [
-            f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}"
+            printable(f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}")
             for e in plan.entities
             for c in e.changes
             if c.risk == "destructive"
@@ -180,7 +265,7 @@ def _secret_resolver(desired: DesiredState, root: Path) -> Callable[[Change, Ent
             if encoders.current is None:
                 raise SecretError(f"{change.key} on {ref.display}: {encoders.problem}")
             return decode(change.secret.encoded, encoders.current)
-        return resolve(change.secret, base_dir(root, change.source))
+        return resolve(change.secret, base_dir(root, change.source), root)
 
     return resolve_change
 

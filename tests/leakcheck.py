@@ -19,9 +19,16 @@ OLD_ENCODER_SECRET = "lk-old-encoder-secret-Z2k8"
 KEYSTORE_PASSWORD = "lk-keystore-password-91c2x"
 JAAS_CONFIG = 'org.apache.kafka.common.security.scram.ScramLoginModule required password="lk-jaas-pw-55d1";'
 ZK_CREDENTIALS = "kafka:lk-zk-digest-pw-3e4r"
+# security tests (issue 12): what an attacker's pull request tries to exfiltrate, and the new credentials
+OUTSIDE_FILE_SECRET = "lk-outside-file-secret-2c9d"  # a file outside the repository (a symlink target)
+ATTACKER_BAIT = "lk-env-bait-for-pr-7h2m"  # an environment variable a PR names as a credential
+SASL_PASSWORD = "lk-zk-sasl-pw-8k1q"
+SASL_CREDENTIALS = f"kafka:{SASL_PASSWORD}"
+TLS_KEY_PASSWORD = "lk-tls-key-pw-4n6v"
 
 _PLANTED: set[str] = {ENCODER_SECRET, OLD_ENCODER_SECRET, KEYSTORE_PASSWORD, "lk-jaas-pw-55d1",
-                      "lk-zk-digest-pw-3e4r", "hunter2-lk"}
+                      "lk-zk-digest-pw-3e4r", "hunter2-lk", OUTSIDE_FILE_SECRET, ATTACKER_BAIT, SASL_PASSWORD,
+                      TLS_KEY_PASSWORD}
 _SEEN: list[tuple[str, str]] = []  # (where, text)
 ARTEFACT_SUFFIXES = (".json", ".jsonl", ".md", ".html", ".txt", ".log")
 MIN_LEN = 8  # shorter strings would match by accident

@@ -86,15 +86,15 @@ class Context:
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:
     """Diagnostics to stderr; `github` adds workflow annotations so they show on the PR's lines."""
+    from reconciler.render.github import annotation
+
     for d in diags:
         click.echo(d.render(), err=True)
         if fmt == "github":
-            props = ""
-            if d.source is not None:
-                props = f" file={d.source.file},line={d.source.line},col={d.source.column}"
-            level = "error" if d.severity == "error" else "warning"
             message = d.message + (f" [{d.key}]" if d.key else "")
-            click.echo(f"::{level}{props}::{message}", err=True)
+            src = d.source
+            click.echo(annotation(d.severity, message, src.file if src else None, src.line if src else None,
+                                  src.column if src else None), err=True)
 
 
 def diagnostics_json(diags: Sequence[Diagnostic]) -> str:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -19,33 +19,37 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.context import lock_timeout_option, notify
-from reconciler.errors import Diagnostic, ExitCode, ReconcilerError, ValidationError, has_errors
+from reconciler.errors import (
+    CANCELLED,
+    Diagnostic,
+    ExitCode,
+    ReconcilerError,
+    ValidationError,
+    has_errors,
+    printable,
+)
 
 if TYPE_CHECKING:
     from reconciler.cli.context import Context
     from reconciler.gitops.reconcile import Options, PassResult, Source
     from reconciler.plan import Plan
+    from reconciler.progress import Progress
 
 IMPACT_TIMEOUT_S = 1800
 
 
-def _gh_escape(text: str, prop: bool = False) -> str:
-    """GitHub workflow-command escaping (data; properties also escape ':' and ',')."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
 def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefix: str = "") -> list[str]:
     """`::error`/`::warning` lines: diagnostics, and the risky changes at the manifest lines that cause them."""
-    def where(file: str, line: int) -> str:
-        path = f"{prefix}/{file}" if prefix else file
-        return f" file={_gh_escape(path, True)},line={line}"
+    from reconciler.render.github import annotation
+
+    def path(file: str) -> str:
+        return f"{prefix}/{file}" if prefix else file
 
     out: list[str] = []
     for d in diags:
-        props = where(d.source.file, d.source.line) if d.source is not None else ""
         message = d.message + (f" [{d.key}]" if d.key else "")
-        out.append(f"::{'error' if d.severity == 'error' else 'warning'}{props}::{_gh_escape(message)}")
+        src = d.source
+        out.append(annotation(d.severity, message, path(src.file) if src else None, src.line if src else None))
     for p in plans:
         for e in p.entities:
             for c in e.changes:
@@ -53,8 +57,8 @@ def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefi
                     continue
                 reasons = "; ".join(c.reasons) or c.risk
                 message = f"{p.cluster} {e.ref.display} {c.key}: {c.risk}: {reasons}"
-                out.append(f"::warning{where(c.source.file, c.source.line)},title={c.risk} change::"
-                           f"{_gh_escape(message)}")
+                out.append(annotation("warning", message, path(c.source.file), c.source.line,
+                                      title=f"{c.risk} change"))
     return out
 
 
@@ -86,9 +90,7 @@ def plan_git_base(
     from reconciler.cli.context import emit_diagnostics, print_plans
     from reconciler.gitops import ChangeSet, changed_clusters, current_revision, open_repo
     from reconciler.manifests.repo import discover
-    from reconciler.manifests.validate import load_and_validate
     from reconciler.render.pr_comment import render_comment
-    from reconciler.workflow import plan_cluster
 
     if base is not None:
         changes = changed_clusters(obj.repo, base)
@@ -96,27 +98,17 @@ def plan_git_base(
         revision: str | None = revision_option or head.recorded
         _, prefix = open_repo(obj.repo)
         selected = sorted(changes.clusters & set(clusters) if clusters else changes.clusters)
-        for cluster, why in changes.reasons.items():
-            click.echo(f"{cluster}: {'; '.join(why)}", err=True)
-        click.echo(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
-                   f"revision {head.describe()}", err=True)
+        for cluster, why in changes.reasons.items():  # file names and commit subjects are the PR's text
+            click.echo(printable(f"{cluster}: {'; '.join(why)}"), err=True)
+        click.echo(printable(f"{len(selected)} cluster(s) to plan since {base} (merge base {changes.base[:12]}), "
+                             f"revision {head.describe()}"), err=True)
     else:
         changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
         selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)
-    plans: list[Plan] = []
-    failures: dict[str, str] = {}
-    diags: list[Diagnostic] = []
-    if selected:
-        _, states, diags = load_and_validate(obj.repo, selected)
-    if not has_errors(diags):
-        for name in selected:
-            try:
-                result = plan_cluster(states[name], obj.repo, revision, obj.progress())
-            except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
-                failures[name] = exc.message
-                continue
-            diags.extend(result.diagnostics)
-            plans.append(result.plan)
+    plans, failures, diags, notices = _plan_selected(obj.repo, selected, base, revision, obj.progress())
+    for name, said in sorted(notices.items()):
+        for notice in said:
+            click.echo(printable(f"warning: {name}: {notice}"), err=True)
     if fmt == "github":
         for line in github_annotations(diags, plans, prefix):
             click.echo(line, err=True)
@@ -132,6 +124,7 @@ def plan_git_base(
             plans, base=base or "", merge_base=changes.base, revision=revision, reasons=changes.reasons,
             removed=sorted(changes.removed), failures=failures,
             diagnostics=diags if has_errors(diags) else (), impact=impact,
+            notices={c: n for c, n in notices.items() if n},
         ), nl=False)
     elif plans:
         print_plans(obj, plans, "text" if fmt == "github" else fmt)
@@ -142,6 +135,39 @@ def plan_git_base(
         raise ReconcilerError(f"{len(failures)} cluster(s) could not be planned: " + ", ".join(sorted(failures)))
     if detailed_exitcode and any(not p.is_empty for p in plans):
         raise SystemExit(ExitCode.CHANGES)
+
+
+def _plan_selected(
+    repo: Path, selected: Sequence[str], base: str | None, revision: str | None, progress: Progress
+) -> tuple[list[Plan], dict[str, str], list[Diagnostic], dict[str, list[str]]]:
+    """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
+    secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
+    from reconciler.gitops.prmode import plan_pull_request, trusted_base
+    from reconciler.manifests.validate import load_and_validate
+    from reconciler.workflow import plan_cluster
+
+    plans: list[Plan] = []
+    failures: dict[str, str] = {}
+    notices: dict[str, list[str]] = {}
+    if not selected:
+        return plans, failures, [], notices
+    _, states, diags = load_and_validate(repo, selected)
+    if has_errors(diags):
+        return plans, failures, diags, notices
+    with ExitStack() as stack:
+        trusted = stack.enter_context(trusted_base(repo, base, selected)) if base is not None else None
+        for name in selected:
+            try:
+                if trusted is not None:
+                    result, notices[name] = plan_pull_request(states[name], trusted, revision)
+                else:
+                    result = plan_cluster(states[name], repo, revision, progress)
+            except ReconcilerError as exc:  # one unreachable cluster must not hide the others' plans
+                failures[name] = exc.message
+                continue
+            diags.extend(result.diagnostics)
+            plans.append(result.plan)
+    return plans, failures, diags, notices
 
 
 # --- reconcile ------------------------------------------------------------------------------------------
@@ -264,11 +290,13 @@ def _graceful(stop: threading.Event) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set() and signum == signal.SIGINT:
+        if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        click.echo(f"received {signal.Signals(signum).name}: finishing the clusters in progress, "
-                   "starting no new ones", err=True)
+        CANCELLED.set()  # planning stops at the next key derivation; nothing unwritten is started
+        click.echo(f"received {signal.Signals(signum).name}: starting no new cluster; clusters still planning "
+                   "stop now, an apply already writing finishes its batches (a second signal ends at once)",
+                   err=True)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

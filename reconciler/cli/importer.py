@@ -29,7 +29,7 @@ def run_import(
     obj: Context, cluster: str, connect: str, out: Path, kafka_version: str | None, labels: Sequence[str],
     auth_env: str | None, encoder_secret_env: str | None, include_internal_topics: bool, force: bool,
 ) -> None:
-    from reconciler.importer import ImportSpec, import_cluster, labels_of, read_cluster
+    from reconciler.importer import ImportSpec, discard, import_cluster, keep, labels_of, read_cluster
     from reconciler.model import Secret, SecretRef, ZooKeeperSpec
     from reconciler.secrets.refs import resolve_optional
     from reconciler.zk.session import session
@@ -52,13 +52,19 @@ def run_import(
                               "check the chroot")
     secret = os.environ.get(env)
     imported = import_cluster(live, spec, out, encoder_secret=Secret(secret) if secret else None, force=force)
+    try:
+        _report(imported, env)
+    except BaseException:  # the check failed: no files are left behind (a replaced directory comes back)
+        discard(imported)
+        click.echo(f"import of {cluster} removed: {imported.directory} is as it was before", err=True)
+        raise
+    keep(imported)
     for note in imported.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"imported {cluster} into {imported.directory}: {', '.join(imported.files)}", err=True)
     if auth_env:
         click.echo(f"note: add `auth: {{scheme: digest, credentials: {{env: {auth_env}}}}}` under "
                    "spec.zookeeper in cluster.yaml for plan and apply", err=True)
-    _report(imported, env)
 
 
 def _report(imported: Imported, env: str) -> None:

@@ -7,8 +7,12 @@ through click (stdout: only the artefact; stderr: the rest) and raise Reconciler
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -25,7 +29,7 @@ from reconciler.cli.seal import seal
 from reconciler.cli.show import show
 from reconciler.cli.validate import validate
 from reconciler.cli.version import print_version, version
-from reconciler.errors import ExitCode, ReconcilerError
+from reconciler.errors import CANCELLED, ExitCode, ReconcilerError, printable
 
 MAIN_EPILOG = """\b
 The global options may also follow the command: reconciler plan --repo DIR -v.
@@ -56,16 +60,41 @@ for command in (validate, plan, show, apply, describe, seal, reconcile, import_c
     main.add_command(command)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT/SIGTERM: worker threads stop at their next safe point (CANCELLED, checked between key
+    derivations, which are bounded), and the main thread stops now."""
+    CANCELLED.set()
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    """Every command ends within a couple of seconds of SIGINT or SIGTERM (`reconcile` installs its own
+    graceful handler on top for its passes)."""
+    CANCELLED.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Entry point that turns ReconcilerError into its exit code (for tests and `python -m`)."""
     try:
-        main.main(args=list(args) if args is not None else None, standalone_mode=False)
+        with _signals():
+            main.main(args=list(args) if args is not None else None, standalone_mode=False)
     except ReconcilerError as exc:
         emit_diagnostics(exc.diagnostics, "text")
-        click.echo(f"error: {exc.message}", err=True)
+        # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
+        click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("interrupted" if CANCELLED.is_set() else "aborted", err=True)
         return int(ExitCode.ERROR)
     except click.ClickException as exc:
         exc.show()

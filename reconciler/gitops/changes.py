@@ -23,8 +23,9 @@ from reconciler.errors import has_errors
 from reconciler.gitops.revision import clusters_path, open_repo, resolve_commit
 from reconciler.gitops.tree import blob_bytes, clusters_tree
 from reconciler.manifests.fleet import selector_matches
-from reconciler.manifests.load import Document, load_text
+from reconciler.manifests.load import MAX_FILE_BYTES, Document, load_text
 from reconciler.manifests.repo import CLUSTER_FILE, FLEET_FILE
+from reconciler.secrets.files import FileAccessError, read_confined
 
 _EVERYTHING: Mapping[str, Any] = {}  # an unreadable selector is treated as matching every cluster
 
@@ -64,10 +65,11 @@ class _DiskSide:
         self.directory = directory
 
     def read(self, relative: str) -> bytes | None:
-        path = self.directory / relative
+        """The file's content; None when it is missing, not a regular file, too large, or a link out of
+        `clusters/` (the work tree is the pull request's: it may hold any symlink)."""
         try:
-            return path.read_bytes() if path.is_file() else None
-        except OSError:
+            return read_confined(self.directory / relative, self.directory, MAX_FILE_BYTES, shown=relative)
+        except FileAccessError:
             return None
 
     def clusters(self) -> set[str]:

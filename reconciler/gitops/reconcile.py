@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, has_errors
+from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
 from reconciler.gitops import GitError, Revision, materialize
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.manifests.validate import load_and_validate
@@ -142,6 +142,8 @@ class _Runner:
         started = time.monotonic()
         try:
             outcome = self._reconcile(name, desired)
+        except Interrupted:  # a stop request reached a safe point before anything was written
+            outcome = Outcome(name, "skipped", error="stopping: interrupted before writing")
         except RefusedError as exc:
             outcome = Outcome(name, "refused", error=exc.message)
         except ReconcilerError as exc:
@@ -173,12 +175,15 @@ class _Runner:
             return Outcome(name, "in-sync", plan=plan, drift=drift, diagnostics=result.diagnostics)
         if self.options.dry_run:
             return Outcome(name, "planned", plan=plan, drift=drift, diagnostics=result.diagnostics)
+        check_cancelled()  # a stop request since planning: no apply starts
         try:
             applied_result = apply_cluster_plan(
                 plan, desired, root, allow_destructive=self.options.allow_destructive,
                 audit_log=self.options.audit_log, user=self.options.user,
                 lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
             )
+        except Interrupted:
+            raise
         except RefusedError as exc:
             return Outcome(name, "refused", plan=plan, drift=drift, error=exc.message)
         except ReconcilerError as exc:

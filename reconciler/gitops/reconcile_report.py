@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from reconciler.errors import printable
 from reconciler.gitops.drift import DriftReport
 from reconciler.gitops.reconcile import Outcome, PassResult
 from reconciler.plan import Plan
@@ -45,7 +46,7 @@ def _drift_cell(drift: DriftReport | None) -> str:
 
 def _detail(o: Outcome) -> str:
     if o.error:
-        first = o.error.splitlines()[0]
+        first = printable(o.error.splitlines()[0])
         return first if len(first) <= DETAIL_WIDTH else first[:DETAIL_WIDTH - 1] + "…"
     if o.audit_path:
         return f"audit {o.audit_path}"
@@ -83,10 +84,12 @@ _STATUS_STYLE = {"applied": "plan.add", "planned": "plan.change", "refused": "wa
 def summary_blocks(result: PassResult) -> list[Block]:
     """The table of clusters, a count line, the drift details and every failure's diagnostics."""
     rev = result.revision
-    blocks: list[Block] = [line(f"reconcile of {rev.describe() if rev else 'an unversioned directory'} "
-                                f"({result.started})", "heading")]
+    # audit entries, revisions and errors quote text from ZooKeeper, git and the manifests: one line each,
+    # always (a newline in an audit field must not start a line a CI runner reads as a workflow command)
+    blocks: list[Block] = [line(printable(f"reconcile of {rev.describe() if rev else 'an unversioned directory'} "
+                                          f"({result.started})"), "heading")]
     if result.error:
-        blocks.append(line(f"error: {result.error}", "plan.remove"))
+        blocks.append(line(printable(f"error: {result.error}"), "plan.remove"))
     if result.outcomes:
         rows = tuple(
             ((o.cluster, None), (o.status, _STATUS_STYLE.get(o.status)), (_changes(o.plan), None),
@@ -98,10 +101,11 @@ def summary_blocks(result: PassResult) -> list[Block]:
     shown = ", ".join(f"{counts[s]} {s}" for s in _ORDER if counts[s])
     blocks.append(line(f"{len(result.outcomes)} cluster(s): {shown or 'none'}; {result.failures} failure(s)"))
     for o in result.outcomes:
-        blocks += [line(text) for text in _drift_lines(o)]
+        blocks += [line(printable(text)) for text in _drift_lines(o)]
     for o in result.outcomes:
         if o.failed:
-            blocks.append(line(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}", "plan.remove"))
+            failure = printable(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
+            blocks.append(line(failure, "plan.remove"))
             blocks += [line(f"  {d.render()}") for d in o.diagnostics if d.severity == "error"]
     return blocks
 

@@ -63,7 +63,7 @@ def _key_for(catalog: Catalog, ref: EntityRef, key: str) -> ConfigKey | None:
 
 def stored_value(catalog: Catalog, ref: EntityRef, key: str, value: str | SecretRef) -> str:
     """The inventory form of a value: canonical, or the marker for anything secret."""
-    secret = catalog.is_password(key) or (ref.entity_type == "users" and key in SCRAM_KEYS)
+    secret = catalog.is_sensitive(key) or (ref.entity_type == "users" and key in SCRAM_KEYS)
     if secret or isinstance(value, SecretRef):
         return SENSITIVE
     return values.canonical(_key_for(catalog, ref, key), value)

@@ -51,6 +51,24 @@ class Imported:
     notes: tuple[str, ...]
     residual: Plan | None  # what a plan would still change (None when the check could not run)
     diagnostics: tuple[Diagnostic, ...] = ()  # from validating the files written
+    previous: Path | None = None  # the directory --force replaced, kept until `keep` or `discard`
+
+
+def keep(imported: Imported) -> None:
+    """The import is accepted: drop the directory it replaced."""
+    if imported.previous is not None:
+        shutil.rmtree(imported.previous, ignore_errors=True)
+
+
+def discard(imported: Imported) -> None:
+    """The import failed its check: remove what it wrote and put back what it replaced (no files left)."""
+    _rollback(imported.directory, imported.previous)
+
+
+def _rollback(target: Path, previous: Path | None) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    if previous is not None:
+        previous.rename(target)
 
 
 def read_cluster(client: KazooClient, cluster: str) -> LiveState:
@@ -167,16 +185,23 @@ def import_cluster(
     composed = compose(live, spec, load_catalog(), layer, _same_secret(encoder))
     texts = render_files(composed, f"ZooKeeper {spec.connect}")
     staging = Path(tempfile.mkdtemp(prefix=f".{spec.cluster}-", dir=_ensure(out_root / "clusters")))
+    previous: Path | None = None
     try:
         for name, text in texts.items():
             (staging / name).write_text(text, encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
+        if target.exists():  # kept aside until the check passes (`keep`) or fails (`discard`)
+            previous = Path(tempfile.mkdtemp(prefix=f".{spec.cluster}-previous-", dir=target.parent))
+            previous.rmdir()
+            target.rename(previous)
         staging.rename(target)  # all files appear at once: never half an import
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    residual, diags = verify(out_root, spec.cluster, live)
-    return Imported(target, tuple(texts), tuple(composed.notes), residual, tuple(diags))
+    try:
+        residual, diags = verify(out_root, spec.cluster, live)
+    except BaseException:
+        _rollback(target, previous)
+        raise
+    return Imported(target, tuple(texts), tuple(composed.notes), residual, tuple(diags), previous)
 
 
 def _ensure(path: Path) -> Path:

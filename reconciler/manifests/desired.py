@@ -33,7 +33,9 @@ from reconciler.model import (
     EntityRef,
     PasswordEncoderSpec,
     Policy,
+    SecretRef,
     SourceRef,
+    TlsSpec,
     ZooKeeperSpec,
     frozen_map,
 )
@@ -117,6 +119,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
             session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
             set_acl=bool(zk.get("setAcl", False)),
             reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
+            tls=_tls(zk["tls"]) if "tls" in zk else None,
             source=doc.mark(("spec", "zookeeper", "connect")),
         ),
         brokers=tuple(int(b) for b in spec["brokers"]),
@@ -124,6 +127,16 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
         password_encoder=encoder,
         policy=_policy(fleet, spec.get("policy") or {}),
         source=doc.mark(()),
+    )
+
+
+def _tls(raw: Mapping[str, Any]) -> TlsSpec:
+    return TlsSpec(
+        ca_file=str(raw["ca"]) if "ca" in raw else None,
+        cert_file=str(raw["certificate"]) if "certificate" in raw else None,
+        key_file=SecretRef(file=str(raw["key"]["file"])) if "key" in raw else None,
+        key_password=secret_ref(raw["keyPassword"]) if "keyPassword" in raw else None,
+        verify_hostname=bool(raw.get("verifyHostname", True)),
     )
 
 
@@ -182,7 +195,8 @@ def build_desired(
         static_file = (_spec(doc).get("static") or {}).get("file")
         if static_file is not None:
             path = (Path(repo.root) / doc.file).parent / str(static_file)
-            props, prop_diags = read_properties(path, repo.display(path))
+            props, prop_diags = read_properties(path, repo.display(path), repo.root,
+                                                doc.mark(("spec", "static", "file")), str(static_file))
             diags.extend(prop_diags)
             static[name] = {k: DesiredValue(v, src) for k, (v, src) in props.items()}
 

@@ -6,6 +6,7 @@ are dropped from what follows (their problems are already reported) so later ste
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document, load_file
 from reconciler.manifests.schema import validate_document
 from reconciler.model import SourceRef
+from reconciler.secrets.files import FileAccessError, confine
 
 FLEET_FILE = "fleet.yaml"
 CLUSTER_FILE = "cluster.yaml"
@@ -41,10 +43,39 @@ class Repository:
             return str(path)
 
 
-def _manifest_files(directory: Path) -> list[Path]:
-    return sorted(
-        p for p in directory.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES and not p.name.startswith(".")
-    )
+def _link_problem(repo: Repository, path: Path) -> Diagnostic | None:
+    """None when `path` (a symlink) resolves inside the repository; else why it is refused. The target is
+    never named: it may be a secret's path."""
+    try:
+        confine(path, repo.root, shown=repo.display(path))
+    except FileAccessError:
+        return Diagnostic("error", "a symbolic link that leads outside the repository (or nowhere); refused: "
+                          "manifests and the files they name must be inside the repository",
+                          SourceRef(repo.display(path), 1, 1))
+    return None
+
+
+def _manifest_files(repo: Repository, directory: Path, diags: list[Diagnostic]) -> list[Path]:
+    """Manifest files under `directory`, walked without following directory links. A link (to a file or a
+    directory) leading outside the repository is an error; a directory link inside it is not walked (the
+    directory it points to is walked where it is, if it is under the cluster)."""
+    found: list[Path] = []
+    for top, dirs, files in os.walk(directory, followlinks=False):
+        here = Path(top)
+        for name in sorted(dirs):
+            link = here / name
+            if link.is_symlink() and (problem := _link_problem(repo, link)) is not None:
+                diags.append(problem)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = here / name
+            if name.startswith(".") or path.suffix not in MANIFEST_SUFFIXES:
+                continue
+            if path.is_symlink() and (problem := _link_problem(repo, path)) is not None:
+                diags.append(problem)
+            elif path.is_file():
+                found.append(path)
+    return sorted(found)
 
 
 def _load(repo: Repository, path: Path, diags: list[Diagnostic]) -> list[Document]:
@@ -68,8 +99,12 @@ def discover(root: Path, only: Sequence[str] = ()) -> tuple[Repository, list[Dia
         diags.append(Diagnostic("error", f"no clusters/ directory under {repo.root}"))
         return repo, diags
 
+    if clusters_dir.is_symlink() and (problem := _link_problem(repo, clusters_dir)) is not None:
+        return repo, [problem]
     fleet = clusters_dir / FLEET_FILE
-    if fleet.is_file():
+    if fleet.is_symlink() and (problem := _link_problem(repo, fleet)) is not None:
+        diags.append(problem)
+    elif fleet.is_file():
         repo.fleet = _load(repo, fleet, diags)
         for doc in repo.fleet:
             if doc.data.get("kind") != "FleetDefaults":
@@ -89,8 +124,11 @@ def discover(root: Path, only: Sequence[str] = ()) -> tuple[Repository, list[Dia
     for cluster_dir in sorted(p for p in clusters_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if wanted and cluster_dir.name not in wanted:
             continue
+        if cluster_dir.is_symlink() and (problem := _link_problem(repo, cluster_dir)) is not None:
+            diags.append(problem)
+            continue
         sources = ClusterSources(cluster_dir.name, cluster_dir)
-        for path in _manifest_files(cluster_dir):
+        for path in _manifest_files(repo, cluster_dir, diags):
             sources.documents.extend(_load(repo, path, diags))
         repo.clusters[cluster_dir.name] = sources
         if not (cluster_dir / CLUSTER_FILE).is_file():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from reconciler.errors import Diagnostic
 from reconciler.model import SourceRef
+from reconciler.secrets.files import FileAccessError, read_confined
 
 MAX_PROPERTIES_BYTES = 1024 * 1024
 
@@ -59,14 +60,15 @@ def parse_properties(text: str, display: str) -> tuple[dict[str, tuple[str, Sour
     return values, diags
 
 
-def read_properties(path: Path, display: str) -> tuple[dict[str, tuple[str, SourceRef]], list[Diagnostic]]:
+def read_properties(
+    path: Path, display: str, root: Path, named_at: SourceRef, shown: str
+) -> tuple[dict[str, tuple[str, SourceRef]], list[Diagnostic]]:
+    """A static properties file named by a manifest (at `named_at`, as `shown`): inside the repository
+    (`root`, symlinks resolved), a regular file, at most 1 MiB. Problems never quote the file's content."""
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        problem = Diagnostic("error", f"cannot read static properties file: {exc.strerror}", SourceRef(display, 1, 1))
-        return {}, [problem]
-    if len(raw) > MAX_PROPERTIES_BYTES:
-        return {}, [Diagnostic("error", "static properties file is larger than 1 MiB", SourceRef(display, 1, 1))]
+        raw = read_confined(path, root, MAX_PROPERTIES_BYTES, shown=f"static properties file {shown}")
+    except FileAccessError as exc:
+        return {}, [Diagnostic("error", exc.message, named_at, "static")]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -6,17 +6,16 @@ and the *name* of its reference (env variable or file); a sealed (Kafka-encoded)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from reconciler.errors import clip
+from reconciler.errors import printable as printable  # re-exported: the renderers import it from here
 from reconciler.model import RISK_ORDER, Risk, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.render.units import describe
 
-# C0/C1 controls (ANSI escapes, newlines) and bidi overrides from manifests or live state must not reach a
-# terminal or break a line-based layout; they are shown escaped instead.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+MAX_SHOWN_VALUE = 1000  # characters of one value in text and Markdown plans
 UNMANAGED_SHOWN = 10  # names listed before "… and N more"
 NO_CHANGES = "No changes. Live configuration matches the manifests."
 
@@ -68,18 +67,6 @@ def all_totals(plans: Sequence[Plan]) -> Totals:
     return total
 
 
-def _escape(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m.group()) or (
-        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    )
-
-
-def printable(text: str) -> str:
-    """One safe line: control characters and bidi overrides escaped (`\\n`, `\\x1b`, `\\u202e`)."""
-    return _UNPRINTABLE.sub(_escape, text)
-
-
 def _n(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
@@ -128,7 +115,8 @@ def shown(c: Change, side: str) -> str:
     if c.sensitive:
         value = c.shown_before if side == "before" else c.shown_after
         return value or "(sensitive)"
-    return describe(c.key, c.before if side == "before" else c.after)
+    # a 15 MiB value is shown by its start and length (the JSON plan keeps it whole)
+    return clip(describe(c.key, c.before if side == "before" else c.after), MAX_SHOWN_VALUE)
 
 
 def change_text(c: Change) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reconciler.errors import Diagnostic
+from reconciler.errors import Diagnostic, printable
 from reconciler.plan import Plan
 from reconciler.render.markdown import BUDGET, render_markdown
 
@@ -20,8 +20,8 @@ DIAGNOSTICS_SHOWN = 50
 
 
 def _plain(text: str) -> str:
-    """Free text: no HTML, no @mentions, no links (the same rules as the plan renderer)."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Free text: one line, no HTML, no @mentions, no links (the same rules as the plan renderer)."""
+    text = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("@", "@\u200b").replace("[", "\\[").replace("]", "\\]")
 
 
@@ -57,8 +57,14 @@ def render_comment(
     failures: Mapping[str, str] | None = None,
     diagnostics: Sequence[Diagnostic] = (),
     impact: str | None = None,
+    notices: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
+    """`notices`: per cluster, what this check did not use (settings taken from the base revision)."""
     head = [MARKER]
+    if notices:
+        head += ["### ⚠️ Not checked by this plan", ""]
+        head += [f"- `{_plain(c)}`: {_plain(n)}" for c, said in sorted(notices.items()) for n in said]
+        head.append("")
     head += _changes(base, merge_base, reasons or {}, removed)
     tail: list[str] = []
     if diagnostics:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState
+from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.quotas import check_quotas
@@ -16,6 +17,7 @@ def validate(state: DesiredState, catalog: Catalog | None = None) -> list[Diagno
     """Every offline problem of one cluster, all at once (the caller sorts and reports them)."""
     catalog = catalog or load_catalog()
     return [
+        *check_cluster(state),
         *check_configs(state, catalog),
         *check_secrets(state, catalog),
         *check_listeners(state),

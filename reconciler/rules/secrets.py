@@ -5,6 +5,7 @@ from __future__ import annotations
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, SecretRef
+from reconciler.rules.cluster import MAX_ENCODER_ITERATIONS
 
 GCM_PREFIX = "AES/GCM/"
 
@@ -15,6 +16,30 @@ def sealed_cipher(encoded: str) -> str | None:
         key, sep, value = item.strip().rpartition(":")
         if sep and key.strip() == "cipherAlgorithm":
             return value.strip()
+    return None
+
+
+def sealed_field(encoded: str, name: str) -> str | None:
+    """A field of a Kafka-encoded value (the last one wins, as in Kafka's HashMap)."""
+    found = None
+    for item in encoded.split(","):
+        key, sep, value = item.strip().rpartition(":")
+        if sep and key.strip() == name:
+            found = value.strip()
+    return found
+
+
+def sealed_bounds_problem(encoded: str) -> str | None:
+    """Why deriving the key of a sealed value must be refused (absurd iterations or key length), or None.
+
+    Kafka's default is 4096 iterations; decoding derives a key with the *stored* count, so a hostile value
+    could make every plan spend minutes per password (MAX_ENCODER_ITERATIONS explains the bound)."""
+    iterations, key_length = sealed_field(encoded, "iterations"), sealed_field(encoded, "keyLength")
+    if iterations is not None and iterations.isdigit() and int(iterations[:12]) > MAX_ENCODER_ITERATIONS:
+        return (f"asks for {int(iterations[:12]) if len(iterations) <= 12 else 'more than 10^12'} PBKDF2 "
+                f"iterations, over the {MAX_ENCODER_ITERATIONS:,} this tool derives (Kafka's default is 4096)")
+    if key_length is not None and key_length not in ("128", "192", "256"):
+        return f"has keyLength {key_length[:12]!r}, not an AES key length (128, 192 or 256)"
     return None
 
 
@@ -56,6 +81,10 @@ def check_secrets(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
                     "(Kafka: 'Password config can be defined only at broker level')",
                     value.source, key,
                 ))
+            if secret is not None and secret.encoded is not None and (bad := sealed_bounds_problem(secret.encoded)):
+                diags.append(Diagnostic("error", f"sealed value of '{key}' on {ref.display} {bad}; re-seal it "
+                                        "with `reconciler seal`", value.source, key))
+                continue
             if secret is not None and secret.encoded is not None and encoder is not None:
                 stored = sealed_cipher(secret.encoded)
                 if stored is None:

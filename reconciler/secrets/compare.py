@@ -8,13 +8,14 @@ only the verdict leaves this module.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
 from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
-from reconciler.secrets.encoder import EncoderParams, decode, try_decode
+from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode
 from reconciler.secrets.refs import resolve
 
 
@@ -38,8 +39,8 @@ def cluster_encoders(cluster: ClusterSpec, root: Path) -> Encoders:
         return Encoders(None, None, "the Cluster has no passwordEncoder.secret")
     where = base_dir(root, cluster.source)
     try:
-        current = EncoderParams.from_spec(spec, resolve(spec.secret, where))
-        old = EncoderParams.from_spec(spec, resolve(spec.old_secret, where)) if spec.old_secret else None
+        current = EncoderParams.from_spec(spec, resolve(spec.secret, where, root))
+        old = EncoderParams.from_spec(spec, resolve(spec.old_secret, where, root)) if spec.old_secret else None
     except SecretError as exc:
         return Encoders(None, None, exc.message)
     return Encoders(current, old)
@@ -50,16 +51,24 @@ def desired_plaintext(ref: SecretRef, root: Path, source: SourceRef | None, enco
         if encoders.current is None:
             raise SecretError("a sealed value needs the encoder secret to be compared")
         return decode(ref.encoded, encoders.current)
-    return resolve(ref, base_dir(root, source))
+    return resolve(ref, base_dir(root, source), root)
 
 
 @dataclass
 class SecretComparison:
     states: dict[tuple[EntityRef, str], SecretState] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # refused values (errors: the plan must not go ahead)
 
 
-def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> SecretComparison:
+TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], bool]
+
+
+def compare_secrets(
+    desired: DesiredState, live: LiveState, root: Path, trusted_secret: TrustedSecret | None = None
+) -> SecretComparison:
+    """`trusted_secret(entity, key, ref, source)`: may this env/file reference be resolved (a pull request's
+    plan resolves only the references its base revision has)? None: all may."""
     out = SecretComparison()
     encoders: Encoders | None = None
     for ref, entity in desired.entities.items():
@@ -67,9 +76,19 @@ def compare_secrets(desired: DesiredState, live: LiveState, root: Path) -> Secre
         for key, value in entity.config.items():
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
                 continue
+            if (trusted_secret is not None and value.value.encoded is None
+                    and not trusted_secret(ref, key, value.value, value.source)):
+                out.warnings.append(f"{key} on {ref.display}: its secret reference is new in this pull request: "
+                                    "not resolved by this check (takes effect after merge); shown as unknown")
+                out.states[(ref, key)] = SecretState("unknown")
+                continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
-            out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
-                                            root, encoders, out.warnings)
+            try:
+                out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
+                                                root, encoders, out.warnings)
+            except EncodingBoundsError as exc:  # a hostile or absurd stored value: named, never derived
+                out.problems.append(f"{key} on {ref.display}: {exc.message}")
+                out.states[(ref, key)] = SecretState("unknown")
     return out
 
 
@@ -85,6 +104,8 @@ def _state(
         return SecretState("unknown")
     try:
         plaintext = desired_plaintext(wanted, root, source, encoders)
+    except EncodingBoundsError:
+        raise
     except SecretError as exc:
         warnings.append(f"{where}: {exc.message}; shown as unknown")
         return SecretState("unknown")

@@ -19,8 +19,9 @@ from cryptography.hazmat.primitives import hashes, padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
-from reconciler.errors import SecretError
+from reconciler.errors import SecretError, check_cancelled
 from reconciler.model import PasswordEncoderSpec, Secret
+from reconciler.rules.cluster import MAX_ENCODER_ITERATIONS
 
 CBC = "AES/CBC/PKCS5Padding"
 GCM = "AES/GCM/NoPadding"
@@ -49,6 +50,16 @@ REQUIRED = (KEY_FACTORY, CIPHER, KEY_LENGTH, SALT, ITERATIONS, ENCRYPTED, PASSWO
 _JAVA_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # Java's `\s*,\s*` (\s is ASCII-only in Java)
 _JAVA_TRIM = "".join(map(chr, range(33)))  # String.trim() strips every char <= U+0020
 _JAVA_INT = re.compile(r"[+-]?0*[0-9]{1,10}")  # Integer.parseInt's syntax (range checked separately)
+# A derivation costs `iterations` HMACs. MAX_ENCODER_ITERATIONS (600,000) is 146x Kafka's default (4096) and
+# OWASP's highest PBKDF2 advice (2023: 600,000 for HMAC-SHA256; 210,000 for SHA-512), so no sound setting is
+# refused, while one derivation stays around a second on a small machine: a signal is handled between
+# derivations within a couple of seconds. More is refused before deriving: a stored 2147483647 would take tens
+# of minutes per password.
+MAX_SALT_BYTES = 4096  # Kafka writes 256
+
+
+class EncodingBoundsError(SecretError):
+    """A stored or configured encoding asks for more work than any real Kafka setting (refused, not derived)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,9 @@ class EncoderParams:
             raise SecretError(f"password.encoder.key.length must be 128, 192 or 256, not {self.key_length}")
         if self.iterations < 1:
             raise SecretError(f"password.encoder.iterations must be at least 1, not {self.iterations}")
+        if self.iterations > MAX_ENCODER_ITERATIONS:
+            raise EncodingBoundsError(f"password.encoder.iterations={self.iterations} is over the "
+                                      f"{MAX_ENCODER_ITERATIONS:,} this tool derives keys with")
 
     @classmethod
     def from_spec(cls, spec: PasswordEncoderSpec, secret: Secret) -> EncoderParams:
@@ -109,6 +123,7 @@ def _utf8(text: str, what: str) -> bytes:
 
 
 def _derive_key(secret: Secret, kdf: str, key_bits: int, salt: bytes, iterations: int) -> bytes:
+    check_cancelled()  # a signal ends the command between derivations (each is bounded, see above)
     pbkdf2 = PBKDF2HMAC(KEY_FACTORIES[kdf](), length=key_bits // 8, salt=salt, iterations=iterations)
     return pbkdf2.derive(_utf8(secret.reveal(), "password.encoder.secret"))  # Java: secret chars -> UTF-8
 
@@ -167,6 +182,18 @@ def _bytes(fields: dict[str, str], name: str) -> bytes:
         raise SecretError(f"malformed encoded password: field {name} is not valid base64") from None
 
 
+def _check_derivation(key_bits: int, iterations: int) -> None:
+    """A stored value's key length and iteration count, checked before the (deliberately slow) derivation."""
+    if key_bits not in KEY_LENGTHS:
+        raise SecretError(f"stored keyLength {key_bits} is not an AES key length (128, 192 or 256)")
+    if iterations < 1:
+        raise SecretError("malformed encoded password: iterations must be at least 1")
+    if iterations > MAX_ENCODER_ITERATIONS:
+        raise EncodingBoundsError(f"stored value asks for {iterations} PBKDF2 iterations, over the "
+                                  f"{MAX_ENCODER_ITERATIONS:,} this tool derives (Kafka's default is 4096); "
+                                  "refusing to derive its key")
+
+
 def decode(encoded: str, params: EncoderParams) -> Secret:
     """Decode like `EncryptingPasswordEncoder.decode`.
 
@@ -195,13 +222,10 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     if kdf is None:
         raise SecretError(f"stored keyFactoryAlgorithm is not supported (one of {_FACTORY_NAMES})")
     key_bits, iterations, length = (_int(fields, name) for name in (KEY_LENGTH, ITERATIONS, PASSWORD_LENGTH))
-    if key_bits not in KEY_LENGTHS:
-        raise SecretError(f"stored keyLength {key_bits} is not an AES key length (128, 192 or 256)")
-    if iterations < 1:
-        raise SecretError("malformed encoded password: iterations must be at least 1")
+    _check_derivation(key_bits, iterations)
     salt, iv, encrypted = _bytes(fields, SALT), _bytes(fields, IV), _bytes(fields, ENCRYPTED)
-    if not salt:
-        raise SecretError("malformed encoded password: empty salt")
+    if not salt or len(salt) > MAX_SALT_BYTES:
+        raise SecretError(f"malformed encoded password: salt of {len(salt)} bytes (Kafka writes 256)")
     # shape checks before the (deliberately slow) key derivation
     tag_bits = _int(fields, TAG_LENGTH) if configured_gcm else 0
     tag_bytes = tag_bits // 8
@@ -237,6 +261,8 @@ def try_decode(encoded: str, *secrets_in_order: EncoderParams) -> tuple[Secret, 
     for index, params in enumerate(secrets_in_order):
         try:
             return decode(encoded, params), index
+        except EncodingBoundsError:
+            raise  # the stored value itself is refused: no other secret would change that
         except SecretError:
             continue
     return None

@@ -113,20 +113,28 @@ def encode_entity_config(config: Mapping[str, str]) -> bytes:
     return _dumps({"version": 1, "config": dict(sorted(config.items()))})
 
 
-def decode_entity_config(data: bytes | None, znode: str) -> dict[str, str]:
-    """The `config` object of an entity znode. Missing/empty data (a parent Kafka created) means no config.
+def decode_entity_config(data: bytes | None, znode: str, has_children: bool = False) -> dict[str, str]:
+    """The `config` object of an entity znode, as Kafka's `ConfigEntityZNode` writes it (`version` 1).
 
-    Stricter than Kafka's reader, which turns unparsable JSON into an empty config: a writer must not
-    overwrite what it cannot read.
+    Empty data is what Kafka's createRecursive leaves in a parent (`/config/users/<u>` of a user/client
+    quota): no config, but only for a znode that has children; an empty leaf is corrupt. Stricter than
+    Kafka's reader, which turns unparsable JSON into an empty config: a writer must not overwrite what it
+    cannot read.
     """
-    if not data:
+    if not data and has_children:
         return {}
+    if not data:
+        raise LiveStateError(f"znode {znode}: empty data where Kafka writes a config ({{\"version\":1,…}})")
     obj = _object(_loads(data, znode), znode)
+    version = obj.get("version")
+    if version != 1 or isinstance(version, bool):
+        raise LiveStateError(f"znode {znode}: config version is {_kind(version)}, expected 1 (what Kafka's "
+                             "ConfigEntityZNode writes)")
     config = _object(obj.get("config"), znode, "'config'")
     for key, value in config.items():
         if not isinstance(value, str):  # Kafka's DecodeString
             raise LiveStateError(
-                f"znode {znode}: config {key!r}: Expected `String` value, received {json.dumps(value)}"
+                f"znode {znode}: config {key[:200]!r}: Expected `String` value, received {json.dumps(value)[:60]}"
             )
     return config
 

@@ -231,7 +231,7 @@ def _decode(
     for path, ref in entity_paths.items():
         if (item := got.get(path)) is not None:
             data, stat = item
-            config = layout.decode_entity_config(data, zk.where(path))
+            config = layout.decode_entity_config(data, zk.where(path), stat.numChildren > 0)
             entities[ref] = LiveEntity(ref, frozen_map(config), stat.version, stat.numChildren > 0)
     brokers: dict[int, BrokerRegistration] = {}
     for broker in broker_ids:

@@ -1,15 +1,23 @@
-"""Connecting to a cluster's ZooKeeper with kazoo: chroot, bounded timeouts and retries, digest auth, ACLs.
+"""Connecting to a cluster's ZooKeeper with kazoo: chroot, bounded timeouts and retries, TLS, digest or SASL
+auth, ACLs, and the operator's allow-list of ZooKeeper hosts.
 
-Errors name the connect string and never the credentials. The client uses a cheaper `select` than kazoo's
-default handler (see `_SelectHandler`), which halves the cost of large pipelined reads.
+Transport security follows what Kafka's own ZooKeeper client supports (KIP-515): TLS with a trusted CA, an
+optional client certificate and hostname verification (Kafka's `zookeeper.ssl.*`), and SASL DIGEST-MD5
+(the JAAS `Client` section) besides ZooKeeper's `digest` addAuth. Errors name the connect string and never
+the credentials; kazoo logs through a logger that drops its debug records (they print requests and
+responses: auth data, written payloads with encoded passwords). The client uses a cheaper `select` than
+kazoo's default handler (see `_SelectHandler`), which halves the cost of large pipelined reads.
 """
 
 from __future__ import annotations
 
+import logging
 import select
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -19,6 +27,7 @@ from kazoo.security import ACL, Id, make_digest_acl
 
 from reconciler.errors import ReconcilerError
 from reconciler.model import Secret, ZooKeeperSpec
+from reconciler.zk.allowlist import enforce_allowlist
 from reconciler.zk.layout import PERM_ALL, AclEntry
 
 _FD_SETSIZE = 1024
@@ -52,16 +61,69 @@ class _SelectHandler(SequentialThreadingHandler):  # type: ignore[misc]
         return select.select(rlist, wlist, xlist, timeout)
 
 
+class _QuietKazoo(logging.Filter):
+    """kazoo's DEBUG (and lower) records print whole requests and responses: `Auth(… 'user:pw')`, the data
+    of every znode written or read (encoded passwords). They never pass, whatever `-v` asks for; records at
+    INFO and above keep only plain arguments."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.INFO:
+            return False
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(a if isinstance(a, str | int | float | bool) or a is None else type(a).__name__
+                                for a in record.args)
+        return True
+
+
+KAZOO_LOG = logging.getLogger("kazoo.reconciler")  # under "kazoo": the CLI sets its level (quiet without -v)
+KAZOO_LOG.addFilter(_QuietKazoo())
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """The TLS settings of `ZooKeeperSpec.tls` resolved to checked files (see workflow.cluster_client)."""
+
+    ca: Path | None = None
+    certificate: Path | None = None
+    key: Path | None = None
+    key_password: Secret | None = None
+    verify_hostname: bool = True
+
+
+def _security_options(spec: ZooKeeperSpec, credentials: Secret | None, tls: TlsFiles | None) -> dict[str, Any]:
+    """KazooClient arguments for TLS and SASL (digest addAuth is sent after the session starts)."""
+    options: dict[str, Any] = {}
+    if spec.tls is not None:
+        files = tls or TlsFiles(verify_hostname=spec.tls.verify_hostname)
+        options.update(
+            use_ssl=True, verify_certs=True, check_hostname=files.verify_hostname,
+            ca=str(files.ca) if files.ca else None,
+            certfile=str(files.certificate) if files.certificate else None,
+            keyfile=str(files.key) if files.key else None,
+            keyfile_password=files.key_password.reveal() if files.key_password else None,
+        )
+    if spec.auth_scheme == "sasl":
+        if credentials is None:
+            raise ZooKeeperError(f"ZooKeeper at {spec.connect}: SASL needs credentials (\"user:password\")")
+        user, _, password = credentials.reveal().partition(":")
+        options["sasl_options"] = {"mechanism": "DIGEST-MD5", "username": user, "password": password}
+    return options
+
+
 def connect(
     spec: ZooKeeperSpec,
     credentials: Secret | None = None,
     *,
     connect_timeout_s: float = 10.0,
     read_only: bool = False,
+    tls: TlsFiles | None = None,
 ) -> KazooClient:
-    """A started client on `spec.connect` (chroot included). `credentials` ("user:password" for digest) are
-    added to the session and re-sent by kazoo on every reconnect."""
+    """A started client on `spec.connect` (chroot included), if the operator's allow-list admits its hosts.
+    `credentials` ("user:password") authenticate the session: SASL DIGEST-MD5 when `spec.auth_scheme` is
+    "sasl", else ZooKeeper's digest scheme (re-sent by kazoo on every reconnect). `tls`: the checked files of
+    `spec.tls` (without them, TLS trusts the system's CAs)."""
     where = f"ZooKeeper at {spec.connect}"
+    enforce_allowlist(spec.connect)
     # Reconnect attempts (about one a second) until the session would have expired anyway, then give up.
     connection_retry = {
         "max_tries": max(5, int(spec.session_timeout_s) + 5),
@@ -78,6 +140,8 @@ def connect(
             connection_retry=connection_retry,
             command_retry=COMMAND_RETRY,
             read_only=read_only,
+            logger=KAZOO_LOG,
+            **_security_options(spec, credentials, tls),
         )
     except (ValueError, KazooException) as exc:
         raise ZooKeeperError(f"invalid ZooKeeper connect string {spec.connect!r}: {exc}") from exc
@@ -91,8 +155,8 @@ def connect(
         raise ZooKeeperError(f"cannot connect to {where} within {connect_timeout_s:g} s") from exc
     except Exception as exc:
         close(client)
-        raise ZooKeeperError(f"cannot connect to {where}: {type(exc).__name__}") from exc
-    if credentials is not None:
+        raise ZooKeeperError(f"cannot connect to {where}: {type(exc).__name__}") from None
+    if credentials is not None and spec.auth_scheme != "sasl":
         scheme = spec.auth_scheme or "digest"
         try:
             client.add_auth(scheme, credentials.reveal())
@@ -113,10 +177,11 @@ def close(client: KazooClient) -> None:
 
 @contextmanager
 def session(
-    spec: ZooKeeperSpec, credentials: Secret | None = None, *, connect_timeout_s: float = 10.0
+    spec: ZooKeeperSpec, credentials: Secret | None = None, *, connect_timeout_s: float = 10.0,
+    tls: TlsFiles | None = None,
 ) -> Iterator[KazooClient]:
     """`with session(spec, creds) as client:` connects, and closes the client however the block ends."""
-    client = connect(spec, credentials, connect_timeout_s=connect_timeout_s)
+    client = connect(spec, credentials, connect_timeout_s=connect_timeout_s, tls=tls)
     try:
         yield client
     finally:

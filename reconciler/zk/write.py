@@ -24,8 +24,10 @@ from kazoo.handlers.threading import KazooTimeoutError
 from reconciler.errors import ConflictError, ReconcilerError, SecretError
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
+from reconciler.rules.cluster import kafka_namespace_problem
 from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.zk import txn
+from reconciler.zk.aclmode import refuse_downgrade
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.holder import claim
@@ -62,8 +64,9 @@ class ApplyOptions:
     def __post_init__(self) -> None:
         if self.max_batch_bytes < 1024:
             raise ValueError(f"max_batch_bytes must be at least 1024, not {self.max_batch_bytes}")
-        if not self.reconciler_path.startswith("/") or not self.reconciler_path.strip("/"):
-            raise ValueError(f"reconciler_path must be an absolute znode path, not {self.reconciler_path!r}")
+        problem = kafka_namespace_problem(self.reconciler_path)  # also refused by validation, with its line
+        if problem is not None:
+            raise ReconcilerError(problem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ def _apply(
     notify: Notify | None = None,
 ) -> str:
     version = refuse_kraft(client, plan.cluster)  # of /controller
+    refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
     txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
@@ -248,7 +252,8 @@ class _Builder:
     ) -> None:
         path = entity_path(e.ref)
         item = current[path]
-        live = decode_entity_config(item[0], where(self.client, path)) if item is not None else {}
+        live = (decode_entity_config(item[0], where(self.client, path), item[1].numChildren > 0)
+                if item is not None else {})
         config = self._changed(e, live)
         if e.delete_entity:
             if item is None or e.base_version is None:

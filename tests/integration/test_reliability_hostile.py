@@ -5,6 +5,7 @@ loader's own unit tests are in tests/unit/test_load.py.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import sys
@@ -128,8 +129,9 @@ def test_validate_refuses_quickly_with_bounded_memory(
     case: str, hostile_files: dict[str, Path], tmp_path: Path
 ) -> None:
     repo = write_repo(tmp_path, "127.0.0.1:1/unused", topics={"orders": {"retention.ms": "1000"}})
-    # a symlink: the loader opens it like any file (and the 16 MiB ones need no copy)
-    (repo / "clusters" / "c1" / f"{case}.yaml").symlink_to(hostile_files[case])
+    # a hard link: a regular file of the repository (and the 16 MiB ones need no copy); a symlink to a file
+    # outside the repository is refused before reading (docs/security.md)
+    os.link(hostile_files[case], repo / "clusters" / "c1" / f"{case}.yaml")
     run = cli(repo, "validate", timeout=60)
     assert_refused(run, {case: CASES[case][1]}, r"invalid: \d+ error\(s\), 0 warning\(s\)")
 
@@ -140,7 +142,7 @@ def test_plan_refuses_them_all_before_reading_zookeeper(
     """Every hostile file at once in one cluster: each is named, none is used, and ZooKeeper is not read."""
     repo = write_repo(tmp_path, zk_connect, topics={"orders": {"retention.ms": "1000"}})
     for case, path in hostile_files.items():
-        (repo / "clusters" / "c1" / f"{case}.yaml").symlink_to(path)
+        os.link(path, repo / "clusters" / "c1" / f"{case}.yaml")
     run = cli(repo, "plan", timeout=60)
     assert_refused(run, {case: error for case, (_, error) in CASES.items()}, r"error: \d+ validation error\(s\)")
     assert "ZooKeeper" not in run.stderr

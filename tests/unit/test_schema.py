@@ -255,8 +255,8 @@ BAD: list[tuple[str, int, int | str, str | None, str]] = [
      7, "cipherAlgorithm", "cipherAlgorithm", "did you mean 'AES/GCM/NoPadding'?"),
     (CLUSTER + "  passwordEncoder: {iterations: 1000}\n",
      7, "iterations", "iterations", "'iterations' must be >= 1024"),
-    (CLUSTER.replace("{connect: zk}", "{connect: zk, auth: {scheme: sasl}}"),
-     5, "scheme", "scheme", 'must be one of "digest"'),
+    (CLUSTER.replace("{connect: zk}", "{connect: zk, auth: {scheme: gssapi, credentials: {env: A}}}"),
+     5, "scheme", "scheme", 'must be one of "digest", "sasl"'),
     # secrets: exactly one source, known fields, right types
     (CLUSTER + "  passwordEncoder: {secret: {env: A, file: B}}\n",
      7, "secret", "secret", "'secret' must name exactly one of: env, file"),

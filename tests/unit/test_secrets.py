@@ -62,9 +62,24 @@ def test_file_path_is_relative_to_base_dir(tmp_path: Path, monkeypatch: pytest.M
     assert resolve(SecretRef(file="pw"), tmp_path / "repo") == Secret("in-repo")
 
 
-def test_absolute_file_path_is_used_as_is(tmp_path: Path) -> None:
+def test_absolute_file_path_is_used_as_is_inside_the_repository(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("abs")
-    assert resolve(SecretRef(file=str(tmp_path / "pw")), tmp_path / "elsewhere") == Secret("abs")
+    assert resolve(SecretRef(file=str(tmp_path / "pw")), tmp_path / "elsewhere", tmp_path) == Secret("abs")
+
+
+def test_file_outside_the_repository_needs_an_operator_approved_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    (mounted / "pw").write_text("abs")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    ref = SecretRef(file=str(mounted / "pw"))
+    with pytest.raises(SecretError, match="outside the repository"):
+        resolve(ref, repo, repo)
+    monkeypatch.setenv("RECONCILER_SECRET_DIRS", str(mounted))
+    assert resolve(ref, repo, repo) == Secret("abs")
 
 
 def test_missing_file_names_the_path(tmp_path: Path) -> None:
@@ -76,7 +91,7 @@ def test_missing_file_names_the_path(tmp_path: Path) -> None:
 
 def test_directory_is_not_a_secret_file(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
-    with pytest.raises(SecretError, match="cannot be read"):
+    with pytest.raises(SecretError, match="not a regular file"):
         resolve(SecretRef(file="dir"), tmp_path)
     assert not available(SecretRef(file="dir"), tmp_path)
 

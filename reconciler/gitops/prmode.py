@@ -1,0 +1,133 @@
+"""Planning a pull request: what the PR may change is planned; where it connects and which secrets it uses
+come from the trusted base revision (the branch the PR merges into).
+
+A PR author controls every file under `clusters/`. Like Atlantis, which keeps server-side settings out of
+what a PR can edit, `plan --git-base` takes these from the base revision and never from the PR head:
+
+* `spec.zookeeper` (connect string, auth, TLS, session timeout, setAcl, reconcilerPath) and
+  `spec.passwordEncoder`: the live read goes to the base's ZooKeeper with the base's credentials;
+* every secret reference (`{secret: {env|file}}`): resolved only where the base has the very same
+  reference for the same entity and key, read from the base's tree; any other is compared as `unknown`.
+
+A PR that changes them is told so prominently ("takes effect after merge; not used by this check"). A
+cluster that is new in the PR has no trusted settings: it is validated and planned against an empty
+cluster, without connecting anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from pathlib import Path, PurePosixPath
+
+from reconciler.errors import Diagnostic
+from reconciler.gitops.tree import manifests_at
+from reconciler.manifests.validate import load_and_validate
+from reconciler.model import (
+    BrokerRegistration,
+    ClusterSpec,
+    DesiredState,
+    EntityRef,
+    LiveState,
+    SecretRef,
+    SourceRef,
+    ZooKeeperSpec,
+    frozen_map,
+)
+from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
+from reconciler.zk.read import read_live_state
+
+CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
+NEW_CLUSTER_NOTICE = ("new cluster in this pull request: validated and planned against an empty cluster, "
+                      "without connecting to it (its connection settings are used only after merge)")
+_ZK_FIELDS = {"connect": "connect", "auth_scheme": "auth", "auth_credentials": "auth", "tls": "tls",
+              "session_timeout_s": "sessionTimeoutSeconds", "set_acl": "setAcl",
+              "reconciler_path": "reconcilerPath"}
+
+
+@dataclass(frozen=True)
+class Trusted:
+    """The base revision's manifests (a temporary tree) and the clusters valid enough to name a ZooKeeper."""
+
+    root: Path
+    states: dict[str, DesiredState]
+
+
+@contextmanager
+def trusted_base(repo_root: Path, base: str, clusters: Sequence[str]) -> Iterator[Trusted]:
+    """`clusters/` of revision `base` (the PR's target branch), for the duration of the planning."""
+    with manifests_at(repo_root, base, clusters) as (root, _):
+        _, states, _ = load_and_validate(root, clusters)
+        yield Trusted(root, states)
+
+
+def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
+    """The trusted settings the PR changes, named as in the manifest (never their values)."""
+    names: list[str] = []
+    for f in fields(ZooKeeperSpec):
+        if f.name != "source" and getattr(head.zookeeper, f.name) != getattr(base.zookeeper, f.name):
+            names.append(f"spec.zookeeper.{_ZK_FIELDS.get(f.name, f.name)}")
+    encoders = [e if e is None else replace(e, source=None) for e in (head.password_encoder, base.password_encoder)]
+    if encoders[0] != encoders[1]:  # where it is written does not count
+        names.append("spec.passwordEncoder")
+    return list(dict.fromkeys(names))
+
+
+def _secret_refs(state: DesiredState) -> dict[tuple[EntityRef, str], tuple[SecretRef, str]]:
+    """(entity, key) -> (reference, directory of the manifest naming it) for every env/file reference."""
+    out: dict[tuple[EntityRef, str], tuple[SecretRef, str]] = {}
+    for ref, entity in state.entities.items():
+        for key, value in entity.config.items():
+            if isinstance(value.value, SecretRef) and value.value.encoded is None:
+                out[(ref, key)] = (value.value, _source_dir(value.source))
+    return out
+
+
+def _source_dir(source: SourceRef | None) -> str:
+    return str(PurePosixPath(source.file).parent) if source else ""
+
+
+def plan_pull_request(
+    head: DesiredState, trusted: Trusted, revision: str | None
+) -> tuple[ClusterPlan, list[str]]:
+    """The plan of the PR's manifests, read and resolved with the base's settings; and the notices."""
+    base = trusted.states.get(head.cluster.name)
+    if base is None:
+        empty = LiveState(
+            head.cluster.name,
+            brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in head.cluster.brokers}),
+            topics=frozen_map(), entities=frozen_map(),
+        )
+        return _with_notices(plan_against(head, empty, trusted.root, revision, trusted_secret=_never), [
+            NEW_CLUSTER_NOTICE]), [NEW_CLUSTER_NOTICE]
+    changed = changed_settings(head.cluster, base.cluster)
+    notices = [f"{CONNECTION_NOTICE}: {', '.join(changed)}"] if changed else []
+    cluster = replace(head.cluster, zookeeper=base.cluster.zookeeper, password_encoder=base.cluster.password_encoder,
+                      source=base.cluster.source)
+    desired = replace(head, cluster=cluster)
+    allowed = _secret_refs(base)
+
+    def trusted_secret(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:
+        return allowed.get((ref, key)) == (secret, _source_dir(source))
+
+    with cluster_client(base.cluster, trusted.root) as client:
+        live = read_live_state(client, head.cluster.name, read_scope(desired))
+        acl = acl_diagnostics(client, desired)
+    result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
+    return _with_notices(with_diagnostics(result, acl), notices), notices
+
+
+def _never(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:
+    return False
+
+
+def _with_notices(result: ClusterPlan, notices: Sequence[str]) -> ClusterPlan:
+    if not notices:
+        return result
+    plan = replace(result.plan, warnings=(*notices, *result.plan.warnings)).with_id()
+    return replace(result, plan=plan)
+
+
+def notice_diagnostics(cluster: str, notices: Sequence[str]) -> list[Diagnostic]:
+    return [Diagnostic("warning", f"cluster {cluster}: {n}") for n in notices]
