@@ -63,7 +63,30 @@ def build_plan(
     topics = plan_topics(desired, live, catalog)
     targets, unmanaged = _targets(desired, live, differ)
 
-    # Children (users/<u>/clients/<c>) first, so a parent knows whether it keeps any child.
+    plans, ignored = _entity_plans(targets, live, differ)
+    plans.sort(key=lambda p: entity_sort_key(p.ref))
+    plan = Plan(
+        cluster=desired.cluster.name,
+        entities=tuple(plans),
+        topics_to_create=tuple(topics.creates),
+        partition_increases=tuple(topics.increases),
+        unmanaged=tuple(sorted(unmanaged)),
+        ignored=ignored,
+        warnings=tuple(sorted(set(differ.warnings))),
+        revision=revision if revision is not None else desired.revision,
+        created_at=created_at,
+        kafka_version=desired.cluster.kafka_version,
+    )
+    return plan.with_id() if with_id else plan, [*topics.diagnostics, *differ.diagnostics]
+
+
+def _entity_plans(
+    targets: list[_Target], live: LiveState, differ: ConfigDiffer
+) -> tuple[list[EntityPlan], int]:
+    """One EntityPlan per target whose config changes, and the count of ignored live keys.
+
+    Children (users/<u>/clients/<c>) are diffed first, so a parent knows whether it keeps any child: a
+    quota parent left empty is deleted only when no child survives (Kafka's `tryCleanQuotaNodes`)."""
     children: dict[str, set[str]] = {}
     for ref, live_entity in live.entities.items():
         if ref.entity_type == "users" and ref.client is not None and _exists(live_entity):
@@ -90,21 +113,7 @@ def build_plan(
             continue  # also: declared but absent with an empty desired config -> nothing to write
         version = entity.version if entity is not None else None
         plans.append(EntityPlan(ref, version, tuple(result.changes), delete))
-
-    plans.sort(key=lambda p: entity_sort_key(p.ref))
-    plan = Plan(
-        cluster=desired.cluster.name,
-        entities=tuple(plans),
-        topics_to_create=tuple(topics.creates),
-        partition_increases=tuple(topics.increases),
-        unmanaged=tuple(sorted(unmanaged)),
-        ignored=ignored,
-        warnings=tuple(sorted(set(differ.warnings))),
-        revision=revision if revision is not None else desired.revision,
-        created_at=created_at,
-        kafka_version=desired.cluster.kafka_version,
-    )
-    return plan.with_id() if with_id else plan, [*topics.diagnostics, *differ.diagnostics]
+    return plans, ignored
 
 
 def _keeps_children(

@@ -148,21 +148,8 @@ def _broker_name(raw: Any) -> str:
     return DEFAULT_ENTITY if str(raw) in ("default", DEFAULT_ENTITY) else str(int(str(raw)))
 
 
-def build_desired(
-    repo: Repository, sources: ClusterSources, catalog: Catalog | None = None
-) -> tuple[DesiredState | None, list[Diagnostic]]:
-    """Assemble one cluster's desired state. Returns None when there is no usable Cluster document."""
-    catalog = catalog or load_catalog()
-    diags: list[Diagnostic] = []
-    cluster_doc = _cluster_doc(sources, diags)
-    if cluster_doc is None:
-        return None, diags
-    labels = {str(k): str(v) for k, v in (_meta(cluster_doc).get("labels") or {}).items()}
-    fleet, fleet_diags = fleet_layer(repo.fleet, labels)
-    diags.extend(fleet_diags)
-    cluster = _cluster_spec(cluster_doc, fleet)
-    version = cluster.kafka_version
-
+def _check_owners(sources: ClusterSources, diags: list[Diagnostic]) -> None:
+    """A document's `meta.cluster`, when given, must name the directory it lives in."""
     for doc in sources.documents:
         owner = _meta(doc).get("cluster")
         if owner is not None and owner != sources.name:
@@ -175,10 +162,17 @@ def build_desired(
                 )
             )
 
+
+def _broker_entities(
+    repo: Repository, sources: ClusterSources, fleet: FleetLayer, catalog: Catalog, version: str,
+    declared: Declared, diags: list[Diagnostic],
+) -> dict[str, dict[str, DesiredValue]]:
+    """Declare brokers/<default> and brokers/<id> (fleet defaults layered under `<default>` only, as Kafka
+    applies `<default>` to every broker) and return each broker document's static server.properties."""
+
     def broker_lookup(key: str) -> Any:
         return catalog.resolve_broker(key, version).base
 
-    declared = Declared()
     static: dict[str, dict[str, DesiredValue]] = {}
     broker_docs = [d for d in sources.documents if _kind(d) == "BrokerConfig"]
     if fleet.broker_defaults and not any(_broker_name(_meta(d).get("broker")) == DEFAULT_ENTITY for d in broker_docs):
@@ -199,7 +193,27 @@ def build_desired(
                                                 doc.mark(("spec", "static", "file")), str(static_file))
             diags.extend(prop_diags)
             static[name] = {k: DesiredValue(v, src) for k, (v, src) in props.items()}
+    return static
 
+
+def build_desired(
+    repo: Repository, sources: ClusterSources, catalog: Catalog | None = None
+) -> tuple[DesiredState | None, list[Diagnostic]]:
+    """Assemble one cluster's desired state. Returns None when there is no usable Cluster document."""
+    catalog = catalog or load_catalog()
+    diags: list[Diagnostic] = []
+    cluster_doc = _cluster_doc(sources, diags)
+    if cluster_doc is None:
+        return None, diags
+    labels = {str(k): str(v) for k, v in (_meta(cluster_doc).get("labels") or {}).items()}
+    fleet, fleet_diags = fleet_layer(repo.fleet, labels)
+    diags.extend(fleet_diags)
+    cluster = _cluster_spec(cluster_doc, fleet)
+    version = cluster.kafka_version
+
+    _check_owners(sources, diags)
+    declared = Declared()
+    static = _broker_entities(repo, sources, fleet, catalog, version, declared, diags)
     listeners = build_listeners(sources.documents, cluster, catalog, declared, diags)
     topics = build_topics(sources.documents, fleet, catalog, version, diags)
     build_quotas(sources.documents, catalog, declared, diags)
