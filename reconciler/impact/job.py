@@ -73,27 +73,89 @@ def _entities(df: DataFrame, entity_type: str) -> DataFrame:
     return df.filter(F.col("entity_type") == entity_type).select(*ENTITY_COLS)
 
 
+@dataclass
+class _Scope:
+    """The inventory and the manifests' after-state, restricted to the clusters the change touches."""
+
+    clusters: list[str]
+    brokers: DataFrame
+    topics: DataFrame  # (cluster, topic, partitions, rf)
+    configs: DataFrame
+    partitions: DataFrame
+    desired: DataFrame
+    declared: DataFrame
+    policy: DataFrame
+    static_after: DataFrame
+
+
+@dataclass
+class _Facts:
+    """What one small collect tells the driver: the (cluster, key) pairs changed at the broker side, the
+    clusters where that change is uneven across brokers, and the risk rules that can apply."""
+
+    changed_ck: list[tuple[Any, Any]]
+    mixed_clusters: list[str]
+    rules: Any
+
+
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
+    """The detail rows of a change, in named steps: broker side, override changes, the facts that shape the
+    rest, candidate (topic, key) pairs, then uniform and per-replica rows, broker rows and broker hits."""
+    from pyspark.sql import functions as F
+
+    scope = _scope(spark, inv, after)
+    be, ck = _broker_side(spark, inv, scope)
+    decl_t = scope.declared.filter(F.col("entity_type") == "topics").select("cluster", "entity")
+    ovr_b, d_full, d = _override_changes(scope, decl_t)
+    facts = _facts(ck, d, be, full)
+    changed_pairs = local_df(spark, facts.changed_ck, "cluster STRING, key STRING")
+    cand = _candidates(spark, scope, ck, (ovr_b, d_full, d), decl_t, changed_pairs, full)
+    uni = _uniform_rows(cand, facts.rules)
+    reps = _replicas(scope, d, facts.mixed_clusters)
+    per_topic = _per_replica_rows(cand, reps, be, facts.rules)
+    cols = ["cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
+            "rules"]
+    topic_rows = with_risk(uni.select(*cols).unionByName(per_topic.select(*cols)))
+    broker_rows = _broker_rows(be, scope.topics, facts.rules)
+    sizes = _only(inv.sizes, scope.clusters) if inv.sizes is not None else None
+    topic_rows, part_sizes = _with_bytes(pin(topic_rows), sizes)
+    if sizes is not None:
+        topic_rows = pin(topic_rows)
+    hits = pin(_broker_hits(be, topic_rows, changed_pairs, reps))
+    topic_decl = local_df(spark, after.topics, TOPIC_SCHEMA)
+    return Changes(topic_rows, broker_rows, hits, scope.topics, scope.brokers, part_sizes, topic_decl,
+                   scope.clusters)
+
+
+def _scope(spark: SparkSession, inv: Inventory, after: AfterRows) -> _Scope:
     from pyspark.sql import functions as F
 
     clusters = list(after.clusters)
-    brokers = _only(inv.brokers, clusters)
-    topics = _only(inv.topics, clusters).select(
-        "cluster", "topic", "partitions", F.col("replication_factor").alias("rf")
+    return _Scope(
+        clusters=clusters,
+        brokers=_only(inv.brokers, clusters),
+        topics=_only(inv.topics, clusters).select(
+            "cluster", "topic", "partitions", F.col("replication_factor").alias("rf")
+        ),
+        configs=_only(inv.configs, clusters),
+        partitions=_only(inv.partitions, clusters),
+        desired=local_df(spark, after.configs, CONFIG_SCHEMA),
+        declared=local_df(spark, after.declared, DECLARED_SCHEMA),
+        policy=local_df(spark, after.policies, POLICY_SCHEMA),
+        static_after=local_df(spark, after.static, STATIC_SCHEMA),
     )
-    configs = _only(inv.configs, clusters)
-    partitions = _only(inv.partitions, clusters)
-    desired = local_df(spark, after.configs, CONFIG_SCHEMA)
-    declared = local_df(spark, after.declared, DECLARED_SCHEMA)
-    policy = local_df(spark, after.policies, POLICY_SCHEMA)
-    static_a = local_df(spark, after.static, STATIC_SCHEMA)
-    decl_b = declared.filter(F.col("entity_type") == "brokers")
-    decl_t = declared.filter(F.col("entity_type") == "topics").select("cluster", "entity")
 
-    # broker side: dynamic (<default>, per broker) and static layers, before and after
-    dyn_b = _entities(configs, "brokers")
-    dyn_a = after_entities(dyn_b, _entities(desired, "brokers"), decl_b, policy, prunable=True)
-    be = pin(broker_effective(spark, brokers, (dyn_b, _only(inv.static, clusters)), (dyn_a, static_a)))
+
+def _broker_side(spark: SparkSession, inv: Inventory, scope: _Scope) -> tuple[DataFrame, DataFrame]:
+    """Broker-side effective values before and after (dynamic <default> and per-broker, static layers), and
+    per (cluster, topic key): whether it changes anywhere and whether uniformly across the cluster's brokers."""
+    from pyspark.sql import functions as F
+
+    decl_b = scope.declared.filter(F.col("entity_type") == "brokers")
+    dyn_b = _entities(scope.configs, "brokers")
+    dyn_a = after_entities(dyn_b, _entities(scope.desired, "brokers"), decl_b, scope.policy, prunable=True)
+    be = pin(broker_effective(spark, scope.brokers, (dyn_b, _only(inv.static, scope.clusters)),
+                              (dyn_a, scope.static_after)))
     ck = (
         be.filter("is_topic").groupBy("cluster", "key").agg(
             F.max(F.col("changed").cast("int")).alias("any_changed"),
@@ -102,48 +164,70 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
             F.first("vb").alias("cvb"), F.first("va").alias("cva"),
         ).withColumn("uniform", F.col("states") == 1)
     )
+    return be, ck
 
-    # topic side: overrides of declared topics, before and after (the only ones that can change)
-    ovr_b = _entities(configs, "topics")
+
+def _override_changes(scope: _Scope, decl_t: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Topic overrides: all live ones, those of declared topics before/after (the only ones that can change:
+    undeclared topics keep their live config), and the changed ones."""
+    from pyspark.sql import functions as F
+
+    ovr_b = _entities(scope.configs, "topics")
     ovr_b_decl = ovr_b.join(F.broadcast(decl_t), ["cluster", "entity"], "left_semi")
-    ovr_a_decl = after_entities(ovr_b_decl, _entities(desired, "topics"), decl_t, policy, prunable=False)
+    ovr_a_decl = after_entities(ovr_b_decl, _entities(scope.desired, "topics"), decl_t, scope.policy,
+                                prunable=False)
     d_full = pin(
         ovr_b_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
         .join(ovr_a_decl.select("cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("oa")),
               ["cluster", "topic", "key"], "full")
     )
     d = d_full.filter(~same(F.col("ob"), F.col("oa"), F.col("key"), K.list_keys()))
+    return ovr_b, d_full, d
 
-    # the few facts that shape the plan, in one small collect: which (cluster, key) change on the broker
-    # side and whether uniformly, where overrides change, which keys change at all (for the risk rules)
+
+def _facts(ck: DataFrame, d: DataFrame, be: DataFrame, full: bool) -> _Facts:
+    """The few facts that shape the plan, in one small collect: which (cluster, key) change on the broker
+    side and whether uniformly, where overrides change, which keys change at all (for the risk rules)."""
+    from pyspark.sql import functions as F
+
     def fact(kind: str, df: DataFrame, changed: Any, uniform: Any) -> DataFrame:
         return df.select(F.lit(kind).alias("kind"), F.col("cluster").cast("string"), "key",
                          F.lit(changed).cast("boolean").alias("changed"),
                          F.lit(uniform).cast("boolean").alias("uniform"))
 
-    facts = (
+    rows = (
         fact("ck", ck, F.col("any_changed") == 1, F.col("uniform"))
         .unionByName(fact("d", d.select("cluster", "key").distinct(), None, None))
         .unionByName(fact("be", be.filter("changed").select(F.lit(None).alias("cluster"), "key").distinct(),
                           None, None))
         .collect()
     )
-    changed_ck = [(r[1], r[2]) for r in facts if r[0] == "ck" and r[3]]
-    mixed_clusters = sorted({r[1] for r in facts if r[0] == "ck" and r[3] and not r[4]})
-    all_keys = {r[2] for r in facts if r[0] != "ck" or r[3]}
+    all_keys = {r[2] for r in rows if r[0] != "ck" or r[3]}
     if full:
         all_keys |= set(K.topic_keys())
-    rules = applicable(all_keys)
+    return _Facts(
+        changed_ck=[(r[1], r[2]) for r in rows if r[0] == "ck" and r[3]],
+        mixed_clusters=sorted({r[1] for r in rows if r[0] == "ck" and r[3] and not r[4]}),
+        rules=applicable(all_keys),
+    )
 
-    # candidates: every topic x every key changed at the broker side, plus changed overrides elsewhere
-    changed_pairs = local_df(spark, changed_ck, "cluster STRING, key STRING")
+
+def _candidates(
+    spark: SparkSession, scope: _Scope, ck: DataFrame, overrides: tuple[DataFrame, DataFrame, DataFrame],
+    decl_t: DataFrame, changed_pairs: DataFrame, full: bool,
+) -> DataFrame:
+    """Every topic × every key changed at the broker side (src "broker"), plus changed overrides elsewhere
+    (src "override"), with the overrides before/after and the broker-side facts of (cluster, key)."""
+    from pyspark.sql import functions as F
+
+    ovr_b, d_full, d = overrides
     if full:
         covered = local_df(spark, [(k,) for k in K.topic_keys()], "key STRING")
-        c1 = topics.crossJoin(F.broadcast(covered))
+        c1 = scope.topics.crossJoin(F.broadcast(covered))
         c2 = d.join(F.broadcast(covered), "key", "left_anti")
     else:
         covered = changed_pairs
-        c1 = topics.join(F.broadcast(covered), "cluster")
+        c1 = scope.topics.join(F.broadcast(covered), "cluster")
         c2 = d.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
     decl_flag = decl_t.select("cluster", F.col("entity").alias("topic"), F.lit(True).alias("_decl"))
     # only the overrides of the candidate keys can shield a topic: filter them before the big join
@@ -158,18 +242,22 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         .withColumn("oa", F.when(F.col("_decl").isNotNull(), F.col("oa_d")).otherwise(F.col("ob")))
         .withColumn("src", F.lit("broker"))
     )
-    c2 = c2.join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override"))
+    c2 = c2.join(scope.topics, ["cluster", "topic"]).withColumn("src", F.lit("override"))
     info = local_df(spark, list(K.key_rows()), K.KEY_SCHEMA).select(
         F.col("target").alias("key"), "default_value"
     )
-    cand = (
+    return (
         c1.select(*CAND).unionByName(c2.select(*CAND))
         .join(F.broadcast(ck.select("cluster", "key", "uniform", "cvb", "cva")), ["cluster", "key"], "left")
         .join(F.broadcast(info), "key", "left")
         .withColumn("uniform", F.coalesce("uniform", F.lit(True)))
     )
 
-    # uniform broker side: one value per topic
+
+def _uniform_rows(cand: DataFrame, rules: Any) -> DataFrame:
+    """Uniform broker side: one value per topic, every partition affected."""
+    from pyspark.sql import functions as F
+
     eb = F.coalesce("ob", "cvb", "default_value")
     ea = F.coalesce("oa", "cva", "default_value")
     uni = (
@@ -178,49 +266,62 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         .withColumn("part_ids", F.lit(None).cast("array<int>"))
         .withColumn("brokers", F.lit(None).cast("array<int>"))
     )
-    uni = with_rules(uni, "key", "before", "after", "rf", rules)
-    # mixed broker side: per replica
-    # replicas, read once: every topic of a cluster whose broker side changes unevenly, and the topics
-    # whose override changes (to count the brokers hosting them)
+    return with_rules(uni, "key", "before", "after", "rf", rules)
+
+
+def _replicas(scope: _Scope, d: DataFrame, mixed_clusters: list[str]) -> DataFrame:
+    """Replicas, read once: every topic of a cluster whose broker side changes unevenly, and the topics whose
+    override changes (to count the brokers hosting them)."""
+    from pyspark.sql import functions as F
+
     d_topics = F.broadcast(d.select("cluster", "topic").distinct().withColumn("_d", F.lit(True)))
-    reps = pin(
-        partitions.join(d_topics, ["cluster", "topic"], "left")
+    return pin(
+        scope.partitions.join(d_topics, ["cluster", "topic"], "left")
         .filter(F.col("_d").isNotNull() | F.col("cluster").isin(mixed_clusters))
         .select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
     )
-    mixed = cand.filter(~F.col("uniform"))
+
+
+def _per_replica_rows(cand: DataFrame, reps: DataFrame, be: DataFrame, rules: Any) -> DataFrame:
+    """Mixed broker side: a partition is affected if the value changes on any broker hosting a replica; the
+    row shows the values on the lowest such broker."""
+    from pyspark.sql import functions as F
+
     per_rep = (
-        mixed.join(reps, ["cluster", "topic"])
+        cand.filter(~F.col("uniform")).join(reps, ["cluster", "topic"])
         .join(be.filter("is_topic").select("cluster", "broker", "key", "vb", "va"), ["cluster", "broker", "key"])
         .select("*", F.coalesce("ob", "vb").alias("before"), F.coalesce("oa", "va").alias("after"))
         .filter(~same(F.col("before"), F.col("after"), F.col("key"), K.list_keys()))
     )
     per_rep = with_rules(per_rep, "key", "before", "after", "rf", rules)
-    per_topic = per_rep.groupBy("cluster", "topic", "key").agg(
+    return per_rep.groupBy("cluster", "topic", "key").agg(
         F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
         F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
         F.array_sort(F.collect_set("partition")).alias("part_ids"),
         F.array_sort(F.collect_set("broker")).alias("brokers"),
         F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules"),
     ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after")).drop("shown")
-    cols = ["cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
-            "rules"]
-    topic_rows = with_risk(uni.select(*cols).unionByName(per_topic.select(*cols)))
 
-    # brokers: their own effective values, rated with the lowest replication factor of the cluster
+
+def _broker_rows(be: DataFrame, topics: DataFrame, rules: Any) -> DataFrame:
+    """Brokers: their own effective values, rated with the lowest replication factor of the cluster."""
+    from pyspark.sql import functions as F
+
     min_rf = topics.groupBy("cluster").agg(F.min("rf").alias("min_rf"))
-    broker_rows = with_rules(be.filter("changed").join(F.broadcast(min_rf), "cluster", "left"),
-                             "key", "vb", "va", "min_rf", rules)
-    broker_rows = broker_rows.select(
+    rows = with_rules(be.filter("changed").join(F.broadcast(min_rf), "cluster", "left"),
+                      "key", "vb", "va", "min_rf", rules)
+    return rows.select(
         "cluster", "broker", F.col("broker_key").alias("key"),
         F.when(F.col("is_topic"), F.col("key")).alias("topic_key"),
         F.col("vb").alias("before"), F.col("va").alias("after"), "rules", "risk",
     )
-    sizes = _only(inv.sizes, clusters) if inv.sizes is not None else None
-    topic_rows, part_sizes = _with_bytes(pin(topic_rows), sizes)
-    if sizes is not None:
-        topic_rows = pin(topic_rows)
-    hits = (
+
+
+def _broker_hits(be: DataFrame, topic_rows: DataFrame, changed_pairs: DataFrame, reps: DataFrame) -> DataFrame:
+    """(cluster, broker, key) where the effective value of key changes on that broker."""
+    from pyspark.sql import functions as F
+
+    return (
         be.filter("changed").select("cluster", "broker", "key")
         .unionByName(topic_rows.select("cluster", "key", F.explode("brokers").alias("broker")))
         .unionByName(
@@ -233,9 +334,6 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         )
         .distinct()
     )
-    hits = pin(hits)
-    topic_decl = local_df(spark, after.topics, TOPIC_SCHEMA)
-    return Changes(topic_rows, broker_rows, hits, topics, brokers, part_sizes, topic_decl, clusters)
 
 
 def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> tuple[DataFrame, DataFrame | None]:
