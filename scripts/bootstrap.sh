@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh machine: Debian's zookeeper (for the local server and the tests),
+# Idempotent set-up for a fresh machine: Debian's zookeeper (for the local server and the tests) and
+# chromium (the HTML report's screenshot test),
 # a virtualenv in .venv with exactly the packages pinned in requirements/dev.txt (hashes checked)
 # and the project installed editable on top of them. Progress goes to stderr.
 set -euo pipefail
@@ -12,17 +13,24 @@ have_zookeeper() {
   [ -x /usr/share/zookeeper/bin/zkServer.sh ] || [ -d /usr/share/zookeeper/lib ] \
     || ls /usr/share/java/zookeeper*.jar >/dev/null 2>&1
 }
-if ! have_zookeeper; then
+have_chromium() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }
+# zookeeper: the local server and the tests; chromium: the impact report's screenshot test
+# (scripts/screenshot-report.sh).
+missing=()
+have_zookeeper || missing+=(zookeeper)
+have_chromium || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   # Another package manager (unattended-upgrades, a parallel job) may hold dpkg's lock: wait for it
   # (up to 10 minutes) instead of failing.
   apt_opts=(-o DPkg::Lock::Timeout=600 -o Acquire::Retries=3)
-  log "installing Debian's zookeeper package (1/2: apt-get update)"
+  log "installing Debian packages: ${missing[*]} (1/2: apt-get update)"
   $SUDO apt-get "${apt_opts[@]}" update -qq >&2
-  log "installing Debian's zookeeper package (2/2: apt-get install zookeeper)"
+  log "installing Debian packages: ${missing[*]} (2/2: apt-get install)"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends \
-    zookeeper >&2
+    "${missing[@]}" >&2
   have_zookeeper || { log "zookeeper is still missing after apt-get install"; exit 1; }
+  have_chromium || { log "chromium is still missing after apt-get install"; exit 1; }
 fi
 command -v java >/dev/null || { log "java is required (Debian: default-jre-headless)"; exit 1; }
 

@@ -58,6 +58,26 @@ def _union(rows: DataFrame, by: list[str], part_sizes: DataFrame | None) -> Data
     return g.join(some, by, "left").withColumn("bytes", F.coalesce(bytes_, F.lit(0)).cast("long"))
 
 
+def _deletion_estimate(t: DataFrame, parts: Column) -> DataFrame:
+    """Per cluster, an estimate of the bytes a retention decrease deletes. `retention.ms` lowered from B to A:
+    the affected bytes × (B − A) ÷ B, assuming data is spread evenly over the retained time (from unlimited,
+    -1, no estimate: the data's age is unknown). `retention.bytes` lowered to A: per affected partition, its
+    share of the bytes above A (the partitions' mean size stands for each). A topic counts once, with the
+    larger of its two estimates; compaction is not considered (as if cleanup.policy includes delete)."""
+    from pyspark.sql import functions as F
+
+    before, after = F.col("before").try_cast("double"), F.col("after").try_cast("double")
+    size, n = F.col("bytes").cast("double"), parts.cast("double")
+    by_time = F.when((F.col("key") == "retention.ms") & (after >= 0) & (before > 0) & (after < before),
+                     size * (before - after) / before)
+    by_size = F.when((F.col("key") == "retention.bytes") & (after >= 0) & ((before < 0) | (after < before))
+                     & (n > 0), n * F.greatest(F.lit(0.0), size / n - after))
+    return (t.select("cluster", "topic", F.coalesce(by_time, by_size).alias("est"))
+            .filter(F.col("est").isNotNull())
+            .groupBy("cluster", "topic").agg(F.max("est").alias("est"))
+            .groupBy("cluster").agg(F.sum("est").cast("long").alias("bytes")))
+
+
 def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
     from pyspark.sql import functions as F
 
@@ -67,7 +87,9 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
     broker_rules = b.select("cluster", "broker", "key", F.explode("rules").alias("rule"))
     parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
     scope, declared = ch.scope_topics, ch.declared_topics
+    deletion = {} if ch.sizes is None else {"deletion": _deletion_estimate(t, parts)}
     return {
+        **deletion,
         "topics": _union(t, ["cluster", "topic"], ch.sizes).groupBy("cluster", "level").agg(
             F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
         "keys": t.groupBy("cluster", "key").agg(
@@ -137,6 +159,7 @@ def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, 
     affected = {r["cluster"] for r in s["keys"]} | {r["cluster"] for r in s["hits"]}
     present = {r["cluster"] for r in s["present"]}
     inventory = s["inventory"][0]
+    deleted = {r["cluster"]: r["bytes"] for r in s.get("deletion", [])}
     return {
         "format": SUMMARY_FORMAT,
         "clusters": ch.clusters,
@@ -150,7 +173,8 @@ def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, 
         "brokerChangesTotal": sum(r["changes"] for r in s["brokerKeys"]),
         "byKey": _by_key(s, has_sizes),
         "byRule": _by_rule(s, has_sizes),
-        "byCluster": _by_cluster(s, has_sizes),
+        "byCluster": _by_cluster(s, has_sizes, deleted),
+        "bytesDeletedEstimate": sum(deleted.values()) if has_sizes else None,
         "inventory": {"clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
                       "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0)},
         "missingClusters": sorted(set(ch.clusters) - present),
@@ -213,7 +237,8 @@ def _by_rule(s: dict[str, Rows], has_sizes: bool) -> Rows:
     return out
 
 
-def _by_cluster(s: dict[str, Rows], has_sizes: bool) -> Rows:
+def _by_cluster(s: dict[str, Rows], has_sizes: bool, deleted: dict[str, int]) -> Rows:
+    """Per cluster, most at risk first, then the most topics, partitions and changes."""
     acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
         "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None, "changes": 0, "level": 0})
     for r in s["topics"]:
@@ -230,6 +255,10 @@ def _by_cluster(s: dict[str, Rows], has_sizes: bool) -> Rows:
     for r in s["hitBrokers"]:
         acc[r["cluster"]]["brokers"] = r["brokers"]
     out = [{"cluster": c, "brokers": a["brokers"], "topics": a["topics"], "partitions": a["partitions"],
-            "bytes": a["bytes"], "changes": a["changes"], "risk": _name(a["level"])} for c, a in acc.items()]
-    out.sort(key=lambda r: (-r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
+            "bytes": a["bytes"], "changes": a["changes"], "risk": _name(a["level"]),
+            "bytesDeletedEstimate": deleted.get(c, 0) if has_sizes else None, "level": a["level"]}
+           for c, a in acc.items()]
+    out.sort(key=lambda r: (-r["level"], -r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
+    for r in out:
+        del r["level"]
     return out

@@ -65,3 +65,33 @@ def changed_clusters(repo_root: Path, base_rev: str, known: Iterable[str]) -> se
         raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
     names = getattr(result, "clusters", result)
     return set(names) & known
+
+
+def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> dict[str, Any]:
+    """What the report assesses, for its reader: the manifests' commit (and whether the work tree differs),
+    and with `base_rev` the files changed under clusters/ since it. Empty outside a git repository."""
+    import git
+
+    try:
+        repo = git.Repo(repo_root, search_parent_directories=True)
+        head = repo.head.commit
+    except (git.GitError, ValueError):
+        return {}
+    top = Path(repo.working_tree_dir or repo_root).resolve()
+    prefix = (repo_root.resolve() / "clusters").relative_to(top).as_posix()
+    change: dict[str, Any] = {
+        "head": head.hexsha[:12],
+        "subject": str(head.message).split("\n", 1)[0][:200],
+        "dirty": repo.is_dirty(untracked_files=True, path=prefix),
+        "base": base_rev,
+        "files": None,
+    }
+    if base_rev is not None:
+        try:
+            base = repo.commit(base_rev)
+        except (git.GitError, ValueError) as exc:
+            raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
+        paths = {p for d in base.diff(None) for p in (d.a_path, d.b_path) if p}
+        paths |= set(repo.untracked_files)
+        change["files"] = sorted(p for p in paths if p.startswith(prefix + "/"))[:limit]
+    return change

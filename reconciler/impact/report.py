@@ -60,6 +60,17 @@ def headline(s: dict[str, Any]) -> str:
             + ("" if s["bytesAffected"] is None else f", {size(s['bytesAffected'])}"))
 
 
+def _revision(change: dict[str, Any]) -> str:
+    """" at `abc123` (changes since `origin/main`: 3 files under clusters/)": commit ids and counts only; the
+    commit subject and file names stay in the HTML and JSON, where they cannot become Markdown."""
+    if not change.get("head"):
+        return ""
+    text = f" at {_cell(str(change['head']))}" + (" with uncommitted changes" if change.get("dirty") else "")
+    if change.get("base") and change.get("files") is not None:
+        text += f" (changes since {_cell(str(change['base']))}: {len(change['files']):,} file(s) under clusters/)"
+    return text
+
+
 def render_markdown(s: dict[str, Any]) -> str:
     inv = s["inventory"]
     risks = s["topicsByRisk"]
@@ -70,7 +81,8 @@ def render_markdown(s: dict[str, Any]) -> str:
         lines += [" · ".join(parts), ""]
     source = s.get("source") or {}
     if source:
-        lines += [f"Compared: the manifests against {source.get('before', 'the inventory')}.", ""]
+        lines += [f"Compared: the manifests{_revision(source.get('change') or {})} against "
+                  f"{source.get('before', 'the inventory')}.", ""]
     lines += _table(
         ["", "clusters", "brokers", "topics", "partitions", "bytes"],
         [["affected", _of(s["clustersAffected"], inv["clusters"]), _of(s["brokersAffected"], inv["brokers"]),

@@ -53,6 +53,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     """The summary (SPEC §8 JSON); with `out`, also the report files and the Parquet detail tables."""
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
+    from reconciler.impact.gitbase import assessed_change
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes
     from reconciler.impact.outputs import write_outputs
@@ -75,7 +76,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
         inv = read_inventory(spark, inventory_dir)
         changes = compute_changes(spark, inv, after, full=opts.full)
         summary = summarize(spark, changes)
-        summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base}
+        summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
+                             "change": assessed_change(opts.repo, opts.git_base)}
         if opts.out is not None:
             write_outputs(opts.out, summary, changes)
     log.info("impact of %d cluster(s) computed in %.1fs", len(states), time.monotonic() - started)

@@ -22,6 +22,8 @@ One inventory, one cluster per situation, so a single job run (real local Spark)
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -170,16 +172,21 @@ def test_by_rule(results: dict[str, Any]) -> None:
 
 
 def test_by_cluster(results: dict[str, Any]) -> None:
+    """Most at risk first, then by size. Estimated bytes deleted by a lowered retention.ms = the affected
+    bytes x (before - after) / before: shield a+c (300 + 10) x (7d - 1h) / 7d = 308.15; override orders
+    21 x (1d - 1h) / 1d = 20.1; perbroker x's p1+p2 60 x (7d - 1h) / 7d = 59.6; synonyms shows broker 1's
+    values (1d -> 2d, raised): none. Truncated to whole bytes."""
     assert results["summary"]["byCluster"] == [
         {"cluster": "shield", "brokers": 3, "topics": 2, "partitions": 6, "bytes": 310, "changes": 8,
-         "risk": "destructive"},
+         "risk": "destructive", "bytesDeletedEstimate": 308},
         {"cluster": "override", "brokers": 3, "topics": 1, "partitions": 3, "bytes": 21, "changes": 2,
-         "risk": "destructive"},
+         "risk": "destructive", "bytesDeletedEstimate": 20},
         {"cluster": "perbroker", "brokers": 2, "topics": 1, "partitions": 2, "bytes": 60, "changes": 3,
-         "risk": "destructive"},
+         "risk": "destructive", "bytesDeletedEstimate": 59},
         {"cluster": "synonyms", "brokers": 2, "topics": 1, "partitions": 1, "bytes": 5, "changes": 6,
-         "risk": "destructive"},
+         "risk": "destructive", "bytesDeletedEstimate": 0},
     ]
+    assert results["summary"]["bytesDeletedEstimate"] == 308 + 20 + 59
 
 
 def test_precedence_detail_rows(results: dict[str, Any]) -> None:
@@ -218,6 +225,8 @@ def test_without_sizes_bytes_are_null(results: dict[str, Any]) -> None:
     plain, sized = results["plain"], results["summary"]
     assert plain["bytesAffected"] is None
     assert all(k["bytes"] is None for k in plain["byKey"] + plain["byRule"] + plain["byCluster"])
+    assert plain["bytesDeletedEstimate"] is None
+    assert all(c["bytesDeletedEstimate"] is None for c in plain["byCluster"])
     for key in ("clustersAffected", "brokersAffected", "topicsAffected", "partitionsAffected"):
         assert plain[key] == sized[key]
     assert [k["topics"] for k in plain["byKey"]] == [k["topics"] for k in sized["byKey"]]
@@ -230,5 +239,31 @@ def test_report_files(results: dict[str, Any], spark: Any) -> None:
     assert len(md) < 65_536 and "`retention.ms`" in md and "🛑 destructive" in md
     html = (files / "report.html").read_text()
     assert "<svg" in html and "<script" not in html and "http://" not in html and "https://" not in html
+    assert "Estimated bytes deleted" in html and "308 B" in html
     assert spark.read.parquet(str(files / "topic_changes")).count() == 7
     assert spark.read.parquet(str(files / "broker_changes")).count() == 12
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+                    reason="chromium not installed (scripts/bootstrap.sh installs it)")
+def test_report_renders_in_headless_chromium(results: dict[str, Any], tmp_path: Path) -> None:
+    """The report as a reviewer sees it: Chromium renders it to an image far richer than an empty page of the
+    same size (charts, tables and text drawn), and the page carries the change assessed and labelled axes."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "screenshot-report.sh"
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!doctype html><html><body></body></html>")
+    shots = {}
+    for name, page in (("report", results["files"] / "report.html"), ("blank", blank)):
+        shots[name] = tmp_path / f"{name}.png"
+        subprocess.run(["bash", str(script), str(page), str(shots[name]), "1280", "1600"], check=True,
+                       capture_output=True, timeout=180)
+        assert _png_size(shots[name]) == (1280, 1600)
+    assert shots["report"].stat().st_size > 5 * shots["blank"].stat().st_size
+    html = (results["files"] / "report.html").read_text()
+    assert "Change assessed" in html and 'class="axis">topics affected</text>' in html

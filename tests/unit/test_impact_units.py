@@ -182,6 +182,61 @@ def test_html_is_self_contained() -> None:
     assert "x|&lt;b&gt;@team" in html  # escaped
 
 
+HOSTILE = "<script>alert('x')</script>&\"q\""
+
+
+def test_html_escapes_hostile_names_everywhere() -> None:
+    """Topic, cluster and key names come from manifests or live state: the template's autoescaping must turn
+    every one into text, in tables, chart labels and tooltips alike."""
+    s = summary()
+    s["topicChanges"][0]["topic"] = HOSTILE
+    s["byCluster"][0]["cluster"] = HOSTILE
+    s["clusters"] = [HOSTILE]
+    s["source"]["change"] = {"head": "abc", "subject": HOSTILE, "dirty": True, "base": "origin/main",
+                             "files": [f"clusters/{HOSTILE}/topics.yaml"]}
+    html = render_html(s)
+    assert "<script" not in html and "alert(&#39;x&#39;)" in html
+    assert html.count("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#34;q&#34;") >= 5
+
+
+def test_html_says_which_change_is_assessed() -> None:
+    s = summary()
+    s["source"]["gitBase"] = "origin/main"
+    s["source"]["change"] = {"head": "0123456789ab", "subject": "Lower retention on orders", "dirty": False,
+                             "base": "origin/main", "files": ["clusters/prod-1/topics.yaml"]}
+    html = render_html(s)
+    section = html[html.index("Change assessed"):html.index('<div class="cards">')]
+    for text in ("the inventory fleet (snapshot of 2026-01-01T00:00:00Z)", "0123456789ab",
+                 "Lower retention on orders", "<code>origin/main</code> → <code>0123456789ab</code>",
+                 "clusters/prod-1/topics.yaml", "prod-1"):
+        assert text in section, text
+    markdown = render_markdown(s)
+    assert ("Compared: the manifests at `0123456789ab` (changes since `origin/main`: 1 file(s) under clusters/) "
+            "against the inventory fleet") in markdown
+    assert "Lower retention" not in markdown  # a commit subject is the author's text: HTML/JSON only
+
+
+def test_html_charts_have_labelled_axes() -> None:
+    html = render_html(summary())
+    charts = [c for c in html.split("<svg")[1:] if "aria-label=\"topics by risk\"" not in c]
+    assert len(charts) == 2
+    for chart, y_label in zip(charts, ("key", "cluster"), strict=True):
+        assert f'class="axis">{y_label}</text>' in chart  # the y axis names the categories
+        assert 'class="axis">topics affected</text>' in chart  # the x axis names the measure
+        assert chart.count("<line") >= 3  # both axes and at least one tick
+
+
+def test_clusters_most_at_risk_come_first() -> None:
+    from reconciler.impact.aggregate import _by_cluster
+
+    rows = {"topics": [{"cluster": "big-safe", "level": 0, "topics": 900, "partitions": 900, "bytes": None},
+                       {"cluster": "small-bad", "level": 2, "topics": 1, "partitions": 1, "bytes": None},
+                       {"cluster": "mid-bad", "level": 2, "topics": 5, "partitions": 5, "bytes": None}],
+            "keys": [], "brokerKeys": [], "hitBrokers": []}
+    ordered = [r["cluster"] for r in _by_cluster(rows, False, {})]
+    assert ordered == ["mid-bad", "small-bad", "big-safe"]
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     def git(*args: str) -> None:
