@@ -87,6 +87,19 @@ class PartitionIncrease:
     new_assignment: Mapping[int, tuple[int, ...]]  # only the added partitions
     source: SourceRef | None = None
 
+    # Always disruptive, for the reason Kafka's TopicCommand (kafka-topics.sh --alter --partitions) warns
+    # of: producers that key their records hash each key onto the new partition count, so a key's records
+    # land on another partition from then on (per-key ordering across the change is lost).
+    @property
+    def risk(self) -> Risk:
+        return "disruptive"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return (f"partition count raised from {self.current} to {self.target}: keyed producers map keys to "
+                "other partitions (\"the partition logic or ordering of the messages will be affected\", "
+                "kafka-topics.sh)",)
+
 
 @dataclass(frozen=True, slots=True)
 class PlanCounts:
@@ -133,7 +146,8 @@ class Plan:
 
     @property
     def max_risk(self) -> Risk:
-        return max((e.max_risk for e in self.entities), key=RISK_ORDER.__getitem__, default="safe")
+        risks = [e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
+        return max(risks, key=RISK_ORDER.__getitem__, default="safe")
 
     def with_id(self) -> Plan:
         return replace(self, plan_id=compute_plan_id(self))

@@ -52,6 +52,8 @@ def plan_totals(plan: Plan) -> Totals:
         for c in entity.changes:
             ops[c.op] += 1
             risks[c.risk] += 1
+    for p in plan.partition_increases:
+        risks[p.risk] += 1
     top: Risk = max((r for r, n in risks.items() if n), key=RISK_ORDER.__getitem__, default="safe")
     partitions = sum(p.target - p.current for p in plan.partition_increases)
     return Totals(
@@ -130,7 +132,7 @@ def change_text(c: Change) -> str:
     return f"~ {c.key}: {shown(c, 'before')} -> {shown(c, 'after')}"
 
 
-def risk_tag(c: Change) -> str | None:
+def risk_tag(c: Change | PartitionIncrease) -> str | None:
     if c.risk == "safe":
         return None
     return f"[{c.risk}: {'; '.join(c.reasons) or 'no reason recorded'}]"

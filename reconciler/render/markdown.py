@@ -108,12 +108,14 @@ def _diff(plan: Plan) -> list[_Line]:
 def _reasons(plan: Plan) -> list[str]:
     out: list[str] = []
     for risk in ("destructive", "disruptive"):
-        found = [(e.ref.display, c) for e in plan.entities for c in e.changes if c.risk == risk]
+        found = [(e.ref.display, c.key, c.reasons) for e in plan.entities for c in e.changes if c.risk == risk]
+        found += [(f"topics/{p.name}", "partitions", p.reasons) for p in plan.partition_increases
+                  if p.risk == risk]
         if not found:
             continue
         out.append(f"**{BADGE[risk]} {risk.capitalize()} ({len(found)})**")
-        out.extend(f"- {_code(ref)} {_code(c.key)}: {_plain('; '.join(c.reasons) or 'no reason recorded')}"
-                   for ref, c in found[:REASONS_SHOWN])
+        out.extend(f"- {_code(ref)} {_code(key)}: {_plain('; '.join(reasons) or 'no reason recorded')}"
+                   for ref, key, reasons in found[:REASONS_SHOWN])
         if len(found) > REASONS_SHOWN:
             out.append(f"- … and {len(found) - REASONS_SHOWN} more (see the diff and the plan artifact)")
         out.append("")

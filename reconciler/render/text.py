@@ -74,6 +74,9 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     for p in plan.partition_increases:
         src = source(p.source)
         out.add(f"  {increase_text(p)}" + (f"  ({src})" if src else ""), _OP_STYLE["~"])
+        tag = risk_tag(p)
+        if tag is not None:
+            out.add(f"          {tag}", _RISK_STYLE.get(p.risk))
     if plan.is_empty and several:
         out.add("  No changes.")
     notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]

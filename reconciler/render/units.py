@@ -112,3 +112,27 @@ def short(key: str, value: str | None) -> str:
         return "(unset)"
     human = humanize(key, value)
     return value if human is None or human.startswith("≈") else human
+
+
+def factor(before: float, after: float) -> str | None:
+    """`1,000× lower`, `2.5× higher`: how far a number moves, for a reviewer's sense of scale; None when
+    either side is not a positive finite number or the two are equal."""
+    if not (0 < before < float("inf") and 0 < after < float("inf")) or before == after:
+        return None
+    ratio, word = (before / after, "lower") if after < before else (after / before, "higher")
+    return f"{ratio:,.0f}× {word}" if ratio >= 10 else f"{ratio:.1f}× {word}".replace(".0×", "×")
+
+
+def looks_like_seconds(key: str, value: str) -> str | None:
+    """For a `*.ms` key: the value read as seconds when it is a whole number of hours in seconds but not a
+    whole number of minutes in milliseconds (`retention.ms: 604800` is 7d in seconds, 10m4.8s as written);
+    None otherwise. Round millisecond values (`3600000`) never match."""
+    if unit_of(key) != "ms":
+        return None
+    number = parse_number(value)
+    if number is None or number <= 0 or number != int(number):
+        return None
+    n = int(number)
+    if n % 3_600 or not n % 60_000:
+        return None
+    return _duration(n * 1000)

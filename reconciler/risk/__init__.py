@@ -28,7 +28,7 @@ from typing import Literal
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, Plan
-from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, parse_number, short
+from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 from reconciler.risk.inherit import RiskContext
 
 __all__ = [
@@ -223,6 +223,7 @@ class _Case:
     rf_histogram: Mapping[int, int] | None
     min_rf_in_cluster: int | None
     redacted: RedactedState | None
+    cleanup_policy: frozenset[str] | None  # a topic's, after the change; None: unknown (delete assumed)
 
 
 def _not_numbers(case: _Case, rule: RiskRule) -> bool:
@@ -254,8 +255,16 @@ def _above_rf(case: _Case) -> str | None:
     return None
 
 
+# Kafka deletes by time or size only under the `delete` policy (LogManager's cleanup of logs whose config
+# has `delete` in cleanup.policy; a `compact`-only log is only compacted), so lowering these on a
+# compact-only topic removes nothing.
+_DELETE_POLICY_RULES = frozenset({"retention-lowered", "retention-bytes-lowered"})
+
+
 def _detail(rule: RiskRule, case: _Case) -> str | None:
     """None: the rule does not fire; otherwise the {detail} of its reason."""
+    if rule.id in _DELETE_POLICY_RULES and case.cleanup_policy is not None and "delete" not in case.cleanup_policy:
+        return None
     if rule is _CREDENTIAL:
         if case.op == "-":
             return "removed"
@@ -283,6 +292,12 @@ def _reason(rule: RiskRule, case: _Case, detail: str) -> str:
     if case.before is None and rule.kind in _NUMERIC_KINDS:
         before = "unlimited"
     text = rule.reason.format(key=case.key, before=before, after=after, detail=detail)
+    if rule.kind in _NUMERIC_KINDS:
+        old, new = _magnitude(case.key, case.before), _magnitude(case.key, case.after)
+        scale = factor(old, new) if old is not None and new is not None else None
+        if scale is not None:  # "from 7d to 1h (168× lower)", once, where the two values meet
+            span = f"from {before} to {after}"
+            text = text.replace(span, f"{span} ({scale})", 1)
     if detail and rule.kind in _NUMERIC_KINDS:
         text += f" {detail}"
     return text + (" (key removed: the inherited value applies)" if case.op == "-" and rule.keys else "")
@@ -300,6 +315,7 @@ def assess(
     inherited: str | None = None,
     rf_histogram: Mapping[int, int] | None = None,
     redacted: RedactedState | None = None,
+    cleanup_policy: frozenset[str] | None = None,
 ) -> tuple[Risk, tuple[str, ...]]:
     """Risk and reasons of one change (reasons ordered most severe first). Never raises on odd values.
 
@@ -307,6 +323,7 @@ def assess(
     default; None = unset, i.e. unlimited): what a `+` replaces and what a `-` falls back to. `topic_rf`
     rates a topic's min.insync.replicas; for broker-level changes `rf_histogram` (RF -> number of topics
     inheriting the broker value) or `min_rf_in_cluster` does. `redacted` marks a sensitive change.
+    `cleanup_policy` (a topic's, after the change): without `delete`, lowering retention deletes nothing.
     """
     case = _Case(
         key=key,
@@ -317,6 +334,7 @@ def assess(
         rf_histogram=rf_histogram,
         min_rf_in_cluster=min_rf_in_cluster,
         redacted=redacted,
+        cleanup_policy=cleanup_policy if entity.entity_type == "topics" else None,
     )
     rules = (_CREDENTIAL,) if redacted is not None else rules_for_key(key)  # any sensitive key rotates
     fired: list[tuple[RiskRule, str]] = []
@@ -339,6 +357,7 @@ def assess(
 
 def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
     needs_rf = change.key == "min.insync.replicas"
+    needs_policy = ref.entity_type == "topics" and change.key in ("retention.ms", "retention.bytes")
     risk, reasons = assess(
         change.key,
         change.op,
@@ -349,6 +368,7 @@ def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
         rf_histogram=ctx.rf_histogram() if needs_rf and ref.entity_type == "brokers" else None,
         inherited=ctx.inherited(ref, change.key) if change.op != "~" and not change.sensitive else None,
         redacted=(change.redacted or "unknown") if change.sensitive else None,
+        cleanup_policy=ctx.cleanup_policy(ref) if needs_policy else None,
     )
     if risk == change.risk and reasons == change.reasons:
         return change  # most changes are safe: keep the object

@@ -30,6 +30,12 @@ class RiskContext:
         """The value `key` has on `ref` when the entity does not set it, once the plan is applied."""
         return resolve(self._layers, self.catalog, ref, key, inherited=True).value
 
+    def cleanup_policy(self, ref: EntityRef) -> frozenset[str]:
+        """The topic's effective cleanup.policy once the plan is applied (its own value, else the cluster's
+        log.cleanup.policy, else Kafka's `delete`), as a set of policies."""
+        value = resolve(self._layers, self.catalog, ref, "cleanup.policy").value or "delete"
+        return frozenset(p.strip().lower() for p in value.split(",") if p.strip())
+
     def topic_rf(self, name: str) -> int | None:
         topic = self.desired.topics.get(name)
         if topic is not None and topic.replication_factor is not None:

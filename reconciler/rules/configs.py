@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
+from reconciler.render.units import humanize, looks_like_seconds
 from reconciler.values import check
 
 ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
@@ -116,6 +117,23 @@ def _compaction_lags(config: dict[str, DesiredValue], where: str) -> Iterator[Di
         return  # the value rule already reported it
 
 
+def seconds_in_ms(key: str, value: DesiredValue) -> Diagnostic | None:
+    """A warning for `retention.ms: 604800`: Kafka reads milliseconds, so that is 10m4.8s, not the 7d it
+    most likely meant (`render.units.looks_like_seconds` says which values look so)."""
+    if not isinstance(value.value, str):
+        return None
+    meant = looks_like_seconds(key, value.value)
+    if meant is None:
+        return None
+    return Diagnostic(
+        "warning",
+        f"'{key}' is in milliseconds: {value.value} is {humanize(key, value.value) or value.value}; if you meant "
+        f"{meant}, write {int(float(value.value)) * 1000}",
+        value.source,
+        key,
+    )
+
+
 def check_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
     version = state.cluster.kafka_version
     diags: list[Diagnostic] = []
@@ -124,9 +142,13 @@ def check_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             continue
         for key, value in entity.config.items():
             diags.extend(check_broker_key(catalog, ref.name, key, value, version))
+            if (warning := seconds_in_ms(key, value)) is not None:
+                diags.append(warning)
     accepted: set[tuple[str, str]] = set()  # (key, value) pairs found valid: topics repeat a few values
     for topic in state.topics.values():
         for key, value in topic.config.items():
+            if (warning := seconds_in_ms(key, value)) is not None:
+                diags.append(warning)
             if (key, value.value) in accepted:
                 continue
             problems = list(check_topic_key(catalog, key, value, version))

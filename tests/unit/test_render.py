@@ -159,10 +159,10 @@ def test_text_summary_lines() -> None:
     out = render_text(sample_plans())
     assert out.endswith(
         "Plan: 3 to add, 8 to change, 2 to remove, 1 topic to create, 6 partitions to add "
-        "(4 destructive, 4 disruptive).\n"
+        "(4 destructive, 5 disruptive).\n"  # the partition increase is disruptive
     )
     assert "  staging: 0 to add, 1 to change, 0 to remove.\n" in out
-    assert "[destructive: retention lowered from 7d to 1d: data older than 1d is deleted]" in out
+    assert "[destructive: retention lowered from 7d to 1d (7× lower): data older than 1d is deleted]" in out
     assert "604800000 (7d) -> 86400000 (1d)" in out
     assert "… and 2 more" in out
     assert render_text(empty_plans()).endswith("No changes. Live configuration matches the manifests.\n")

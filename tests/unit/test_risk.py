@@ -163,7 +163,7 @@ def test_every_rule_has_a_firing_case_and_a_near_miss() -> None:
 
 def test_reasons_use_human_units_and_say_what_happens() -> None:
     _, reasons = assess("retention.ms", "~", "604800000", "86400000", entity=TOPIC)
-    assert reasons == ("retention lowered from 7d to 1d: data older than 1d is deleted",)
+    assert reasons == ("retention lowered from 7d to 1d (7× lower): data older than 1d is deleted",)
     _, reasons = assess("retention.ms", "~", "-1", "86400000", entity=TOPIC)
     assert reasons[0].startswith("retention lowered from infinite to 1d")
     _, reasons = assess("min.insync.replicas", "~", "1", "3", entity=DEFAULT, rf_histogram={2: 5, 1: 2, 3: 9})
@@ -296,3 +296,93 @@ def test_annotate_sensitive_changes_never_need_values() -> None:
     rotated, reencoded = annotate(plan, _desired(), _live()).entities[0].changes
     assert rotated.risk == "disruptive"
     assert reencoded.risk == "safe"
+
+
+# --- issue 13 §3: risk that agrees with Kafka ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("policy", "risk"), [
+    # Kafka deletes by time/size only when cleanup.policy contains `delete` (a compact-only log is compacted,
+    # never truncated by retention): lowering retention on it removes nothing
+    (frozenset({"compact"}), "safe"),
+    (frozenset({"compact", "delete"}), "destructive"),
+    (frozenset({"delete"}), "destructive"),
+    (None, "destructive"),  # unknown policy: assume Kafka's default, delete
+])
+@pytest.mark.parametrize(("key", "before", "after"), [
+    ("retention.ms", "604800000", "3600000"), ("retention.bytes", "-1", "1073741824")])
+def test_lowering_retention_destroys_only_under_the_delete_policy(
+    policy: frozenset[str] | None, risk: str, key: str, before: str, after: str
+) -> None:
+    assert assess(key, "~", before, after, entity=TOPIC, cleanup_policy=policy)[0] == risk
+
+
+def test_annotate_reads_the_effective_cleanup_policy_of_each_topic() -> None:
+    """The policy after the plan: the topic's own, else the cluster's log.cleanup.policy, else delete."""
+    desired = _desired()
+    dv = DesiredValue
+    topics = dict(desired.topics)
+    topics["orders"] = DesiredTopic("orders", 6, 3, {"cleanup.policy": dv("compact")})
+    topics["small"] = DesiredTopic("small", 1, 2, {"cleanup.policy": dv("compact,delete")})
+    entities = dict(desired.entities)
+    entities[DEFAULT] = DesiredEntity(DEFAULT, {"log.cleanup.policy": dv("compact")})
+    desired = DesiredState(cluster=desired.cluster, entities=entities, topics=topics, static=desired.static)
+    lower = Change("retention.ms", "~", "604800000", "3600000")
+    plan = _plan(*(EntityPlan(EntityRef("topics", t), 0, (lower,)) for t in ("orders", "small", "pinned")))
+    risks = [e.changes[0].risk for e in annotate(plan, desired, _live()).entities]
+    # orders: compact; small: compact,delete; pinned inherits the cluster's compact
+    assert risks == ["safe", "destructive", "safe"]
+
+
+def test_a_partition_increase_is_disruptive_with_kafka_topics_reason() -> None:
+    from reconciler.plan import PartitionIncrease
+    from reconciler.render.common import plan_totals
+
+    grow = PartitionIncrease("orders", 6, 12, 3, {6: (1, 2, 3)})
+    plan = Plan(cluster="c1", partition_increases=(grow,))
+    assert grow.risk == "disruptive" and plan.max_risk == "disruptive"
+    assert "keyed producers map keys to other partitions" in grow.reasons[0]
+    assert "partition logic or ordering of the messages will be affected" in grow.reasons[0]
+    totals = plan_totals(plan)
+    assert (totals.disruptive, totals.max_risk) == (1, "disruptive")
+
+
+@pytest.mark.parametrize(("key", "before", "after", "expected"), [
+    ("retention.ms", "604800000", "259200", "from 7d to 259200 (2,333× lower)"),
+    ("retention.ms", "604800000", "3600000", "from 7d to 1h (168× lower)"),
+    ("num.io.threads", "16", "12", "from 16 to 12 (1.3× lower)"),
+    ("producer_byte_rate", "10485760", "1048576", "from 10 MiB/s to 1 MiB/s (10× lower)"),
+    ("min.insync.replicas", "1", "2", "from 1 to 2 (2× higher)"),
+])
+def test_reasons_state_both_sides_humanised_and_the_factor(key: str, before: str, after: str,
+                                                           expected: str) -> None:
+    entity = CLIENT if key.endswith("_rate") else TOPIC if key.startswith("ret") else DEFAULT
+    _, reasons = assess(key, "~", before, after, entity=entity)
+    assert expected in reasons[0], reasons
+
+
+def test_no_factor_when_a_side_is_unlimited_or_zero() -> None:
+    _, reasons = assess("retention.ms", "~", "-1", "86400000", entity=TOPIC)
+    assert "×" not in reasons[0]
+    _, reasons = assess("producer_byte_rate", "~", "1048576", "0", entity=CLIENT)
+    assert "×" not in reasons[0]
+
+
+@pytest.mark.parametrize(("key", "value", "meant"), [
+    ("retention.ms", "604800", "7d"), ("segment.ms", "86400", "1d"), ("log.roll.ms", "7200", "2h"),
+    ("retention.ms", "3600000", None),  # a round number of milliseconds: as meant
+    ("retention.ms", "-1", None), ("retention.ms", "1000", None), ("segment.bytes", "3600", None),
+    ("retention.ms", "432000000", None),  # 5d in ms
+])
+def test_a_ms_value_written_in_seconds_is_a_warning(key: str, value: str, meant: str | None) -> None:
+    from reconciler.model import SourceRef
+    from reconciler.rules.configs import seconds_in_ms
+
+    warning = seconds_in_ms(key, DesiredValue(value, SourceRef("clusters/a/topics.yaml", 7, 9)))
+    if meant is None:
+        assert warning is None
+    else:
+        assert warning is not None and warning.severity == "warning"
+        assert f"if you meant {meant}, write {int(value) * 1000}" in warning.message
+        assert (warning.source.file, warning.source.line) == ("clusters/a/topics.yaml", 7)
+
