@@ -318,6 +318,9 @@ class LiveState:
     topics: Mapping[str, LiveTopic]
     entities: Mapping[EntityRef, LiveEntity]
     controller: ControllerInfo | None = None
+    # password key -> {"ref", "stored"} fingerprints the newest applies recorded (secrets/fingerprint.py);
+    # read only when a plan may need them (passwords to compare, see zk/audit.py)
+    applied_passwords: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 ChangeOp = Literal["+", "~", "-"]

@@ -123,6 +123,10 @@ class Plan:
     unmanaged: tuple[str, ...] = ()  # entity display names present live but declared by no manifest
     ignored: int = 0  # live keys left alone because of policy.ignoreKeys / replication throttles
     warnings: tuple[str, ...] = ()
+    # (password key, reference fingerprint, stored fingerprint) of passwords this plan verified unchanged with
+    # the encoder secret: apply records them, so that a later plan without the secret can tell they are
+    # untouched (secrets/fingerprint.py). Digests of non-secret values only.
+    verified_passwords: tuple[tuple[str, str, str], ...] = ()
     revision: str | None = None
     created_at: str | None = None  # ISO-8601 UTC; excluded from the plan id
     kafka_version: str | None = None
@@ -264,6 +268,7 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
         "unmanaged": list(plan.unmanaged),
         "ignored": plan.ignored,
         "warnings": list(plan.warnings),
+        **({"verifiedPasswords": [list(v) for v in plan.verified_passwords]} if plan.verified_passwords else {}),
     }
     if include_id:
         out["planId"] = plan.plan_id
@@ -315,6 +320,7 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
         unmanaged=tuple(raw.get("unmanaged", ())),
         ignored=int(raw.get("ignored", 0)),
         warnings=tuple(raw.get("warnings", ())),
+        verified_passwords=tuple((str(k), str(r), str(st)) for k, r, st in raw.get("verifiedPasswords", ())),
     )
 
 

@@ -42,6 +42,7 @@ from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
 from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
+from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.lock import Notify, default_lock_wait
 from reconciler.zk.read import ReadScope, read_live_state
@@ -133,7 +134,8 @@ def plan_against(
     diags.extend(problems)
     plan = annotate(plan, desired, live, with_id=False)
     warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))))
-    plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version).with_id()
+    plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version,
+                   verified_passwords=tuple(sorted(secrets.verified))).with_id()
     return ClusterPlan(plan, desired, tuple(diags))
 
 
@@ -180,6 +182,7 @@ def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROG
     with progress.phase(printable(f"{desired.cluster.name}: read ZooKeeper {zk.connect}")) as phase:
         with cluster_client(desired.cluster, root) as client:
             live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
+            live = with_applied_passwords(client, desired, live)
             if checks is not None:
                 checks.extend(acl_diagnostics(client, desired))
         phase.done(f"{len(live.entities)} config znodes, {len(live.topics)} topics, {len(live.brokers)} brokers")

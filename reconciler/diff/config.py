@@ -178,7 +178,7 @@ class ConfigDiffer:
                 "not decode; it is re-encoded with the current secret"
             )
         if state is None or state.state == "unknown":
-            if state is None or not state.reencode:
+            if state is None:  # no comparison ran (the adapter warns once per cluster for those it ran)
                 self.warnings.append(
                     f"{ref.display} {key}: cannot tell whether the password changes (live value not "
                     "decoded: is the encoder secret available?); it is rewritten"

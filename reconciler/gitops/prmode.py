@@ -36,6 +36,7 @@ from reconciler.model import (
     frozen_map,
 )
 from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
+from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import read_live_state
 
 CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
@@ -112,7 +113,7 @@ def plan_pull_request(
         return allowed.get((ref, key)) == (secret, _source_dir(source))
 
     with cluster_client(base.cluster, trusted.root) as client:
-        live = read_live_state(client, head.cluster.name, read_scope(desired))
+        live = with_applied_passwords(client, desired, read_live_state(client, head.cluster.name, read_scope(desired)))
         acl = acl_diagnostics(client, desired)
     result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
     return _with_notices(with_diagnostics(result, acl), notices), notices

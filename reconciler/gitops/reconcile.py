@@ -27,6 +27,7 @@ from reconciler.manifests.validate import load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.workflow import apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ class _Runner:
             applied = last_apply(entries)
             before = self.history.desired(applied.revision, name) if applied is not None else None
             scope = _union(read_scope(desired), read_scope(before[0]) if before else None)
-            live = read_live_state(client, name, scope)
+            live = with_applied_passwords(client, desired, read_live_state(client, name, scope))
             try:
                 drift = drift_report(client, name, entries, live, _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it

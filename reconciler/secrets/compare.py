@@ -16,6 +16,7 @@ from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
 from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode
+from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.secrets.refs import resolve
 
 
@@ -59,6 +60,32 @@ class SecretComparison:
     states: dict[tuple[EntityRef, str], SecretState] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # refused values (errors: the plan must not go ahead)
+    # without the encoder secret: passwords as the last apply left them / passwords that cannot be compared
+    unverified: list[str] = field(default_factory=list)
+    incomparable: list[str] = field(default_factory=list)
+    # with the secret: (password key, reference fingerprint, stored fingerprint) of passwords found unchanged
+    verified: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def summarise(self, problem: str | None) -> None:
+        """One warning per cluster for the passwords a secret-less plan could not decode (a pull-request
+        check), not one or two per key: a reviewer reads it once."""
+        if not (self.unverified or self.incomparable):
+            return
+        parts = []
+        if self.unverified:
+            parts.append(f"{len(self.unverified)} unchanged since the last apply (same secret reference, same "
+                         f"stored value; not counted): {_names(self.unverified)}")
+        if self.incomparable:
+            parts.append(f"{len(self.incomparable)} cannot be compared and may change (no apply recorded them, or "
+                         f"their reference or stored value changed since): {_names(self.incomparable)}")
+        total = len(self.unverified) + len(self.incomparable)
+        self.warnings.append(f"{total} password(s) not verified without the encoder secret ({problem}): "
+                             + "; ".join(parts))
+
+
+def _names(items: list[str], shown: int = 5) -> str:
+    head = ", ".join(sorted(items)[:shown])
+    return head + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
 TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], bool]
@@ -83,13 +110,39 @@ def compare_secrets(
                 out.states[(ref, key)] = SecretState("unknown")
                 continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
+            stored = live_entity.config[key]
+            if encoders.current is None and not _same_as_stored(value.value, stored):
+                out.states[(ref, key)] = _without_secret(ref, key, value.value, stored, live, out)
+                continue
             try:
-                out.states[(ref, key)] = _state(ref, key, value.value, value.source, live_entity.config[key],
-                                                root, encoders, out.warnings)
+                state = out.states[(ref, key)] = _state(ref, key, value.value, value.source, stored, root,
+                                                        encoders, out.warnings)
+                if state.state == "unchanged" and not state.reencode:
+                    out.verified.append((password_key(ref, key), reference_fingerprint(ref, key, value.value),
+                                         stored_fingerprint(stored)))
             except EncodingBoundsError as exc:  # a hostile or absurd stored value: named, never derived
                 out.problems.append(f"{key} on {ref.display}: {exc.message}")
                 out.states[(ref, key)] = SecretState("unknown")
+    out.summarise(encoders.problem if encoders is not None else None)
     return out
+
+
+def _same_as_stored(wanted: SecretRef, stored: str) -> bool:
+    return wanted.encoded is not None and wanted.encoded.strip() == stored.strip()
+
+
+def _without_secret(
+    ref: EntityRef, key: str, wanted: SecretRef, stored: str, live: LiveState, out: SecretComparison
+) -> SecretState:
+    """No encoder secret here: unchanged when the last apply that wrote this password recorded the very
+    reference the manifest names and the very value stored now; otherwise unknown (may change)."""
+    applied = live.applied_passwords.get(password_key(ref, key)) or {}
+    if (applied.get("ref") == reference_fingerprint(ref, key, wanted)
+            and applied.get("stored") == stored_fingerprint(stored)):
+        out.unverified.append(f"{ref.display} {key}")
+        return SecretState("unchanged")
+    out.incomparable.append(f"{ref.display} {key}")
+    return SecretState("unknown")
 
 
 def _state(
@@ -97,11 +150,9 @@ def _state(
     encoders: Encoders, warnings: list[str],
 ) -> SecretState:
     where = f"{key} on {ref.display}"
-    if wanted.encoded is not None and wanted.encoded.strip() == stored.strip():
+    if _same_as_stored(wanted, stored):
         return SecretState("unchanged")  # the very value stored (e.g. just imported): no secret needed to tell
-    if encoders.current is None:
-        warnings.append(f"{where}: cannot compare the password ({encoders.problem}); shown as unknown")
-        return SecretState("unknown")
+    assert encoders.current is not None  # compare_secrets handles the secret-less case
     try:
         plaintext = desired_plaintext(wanted, root, source, encoders)
     except EncodingBoundsError:

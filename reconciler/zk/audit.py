@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
+from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
 from reconciler.zk.txn import Group
 
@@ -36,8 +38,12 @@ class AuditInfo:
     lock_takeovers: tuple[Mapping[str, Any], ...] = ()  # dead applies whose lock this one took over
 
 
-def audit_record(info: AuditInfo, counts: Mapping[str, int], result: str) -> dict[str, Any]:
-    """The entry's JSON object; `result` is "applied" or a short failure description (never a value)."""
+def audit_record(
+    info: AuditInfo, counts: Mapping[str, int], result: str,
+    passwords: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The entry's JSON object; `result` is "applied" or a short failure description (never a value).
+    `passwords`: the fingerprints of the passwords this apply wrote (secrets/fingerprint.py; no values)."""
     record: dict[str, Any] = {
         "planId": info.plan_id,
         "cluster": info.cluster,
@@ -47,6 +53,8 @@ def audit_record(info: AuditInfo, counts: Mapping[str, int], result: str) -> dic
         "counts": dict(counts),
         "result": result,
     }
+    if passwords:
+        record["passwords"] = {k: dict(v) for k, v in sorted(passwords.items())}
     if info.lock_takeovers:  # who held the lock, which process, which plan, since when, why it was dead
         record["lockTakeovers"] = [dict(t) for t in info.lock_takeovers]
     return record
@@ -127,3 +135,41 @@ def record_failure(
         local = audit_log is not None and not isinstance(audit_exc, OSError)  # the finally clause wrote it
         where = f"ZooKeeper's audit trail (the entry is in {audit_log})" if local else "the audit trail"
         log.warning("could not record the failed apply in %s: %r", where, audit_exc)
+
+
+AUDIT_ENTRIES_FOR_PASSWORDS = 100  # the newest entries searched for password fingerprints
+
+
+def applied_passwords(client: KazooClient, reconciler_path: str) -> dict[str, dict[str, str]]:
+    """Per password key, the fingerprints the newest successful apply that wrote it recorded (an empty dict:
+    that apply removed it). Reads the newest AUDIT_ENTRIES_FOR_PASSWORDS entries, pipelined."""
+    parent = f"/{reconciler_path.strip('/')}/{AUDIT_NODE}"
+    try:
+        names = sorted(client.get_children(parent), reverse=True)[:AUDIT_ENTRIES_FOR_PASSWORDS]
+    except NoNodeError:
+        return {}
+    futures = [client.get_async(f"{parent}/{name}") for name in names]
+    found: dict[str, dict[str, str]] = {}
+    for future in futures:  # newest first: the first entry naming a key wins
+        try:
+            data, _ = future.get(timeout=30)
+            record = json.loads(data)
+        except (NoNodeError, ValueError):
+            continue
+        passwords = record.get("passwords") if isinstance(record, dict) and record.get("result") == "applied" else None
+        if not isinstance(passwords, dict):
+            continue
+        for key, prints in passwords.items():
+            if isinstance(key, str) and isinstance(prints, dict) and key not in found:
+                found[key] = {k: v for k, v in prints.items() if isinstance(k, str) and isinstance(v, str)}
+    return found
+
+
+def with_applied_passwords(client: KazooClient, desired: DesiredState, live: LiveState) -> LiveState:
+    """`live` with the fingerprints of applied passwords, read only when the manifests name a secret for a
+    key that holds a Kafka-encoded value live (otherwise no comparison can need them)."""
+    wanted = {(ref, key) for ref, e in desired.entities.items() for key, v in e.config.items()
+              if isinstance(v.value, SecretRef)}
+    if not any(key in live.entities[ref].config for ref, key in wanted if ref in live.entities):
+        return live
+    return replace(live, applied_passwords=applied_passwords(client, desired.cluster.zookeeper.reconciler_path))

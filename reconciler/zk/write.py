@@ -26,6 +26,7 @@ from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.rules.cluster import kafka_namespace_problem
 from reconciler.secrets.encoder import EncoderParams, encode
+from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
 from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
@@ -152,7 +153,8 @@ def _apply(
         except BaseException as exc:
             record_failure(client, root, audit, plan, done, exc, acls, audit_log)
             raise
-        return write_audit(client, root, audit_record(audit, counts(plan, done), "applied"), acls, audit_log)
+        record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints)
+        return write_audit(client, root, record, acls, audit_log)
 
 
 class _Builder:
@@ -168,6 +170,11 @@ class _Builder:
     ) -> None:
         self.client, self.plan, self.acls = client, plan, acls
         self.encoder_for, self.resolve = encoder_for, resolve
+        # of the passwords verified unchanged and those written, for the audit entry (a later plan without
+        # the encoder secret compares against them)
+        self.fingerprints: dict[str, dict[str, str]] = {
+            key: {"ref": ref, "stored": stored} for key, ref, stored in plan.verified_passwords
+        }
 
     def paths(self) -> list[str]:
         out = [entity_path(e.ref) for e in self.plan.entities]
@@ -289,8 +296,15 @@ class _Builder:
         for change in e.changes:
             if change.op == "-":
                 config.pop(change.key, None)
+                if change.sensitive:
+                    self.fingerprints[password_key(e.ref, change.key)] = {}
             elif change.sensitive:
-                config[change.key] = self._encode(change, e.ref)
+                config[change.key] = encoded = self._encode(change, e.ref)
+                if change.secret is not None:
+                    self.fingerprints[password_key(e.ref, change.key)] = {
+                        "ref": reference_fingerprint(e.ref, change.key, change.secret),
+                        "stored": stored_fingerprint(encoded),
+                    }
             elif change.after is None:
                 raise ReconcilerError(f"malformed plan: {e.ref.display} {change.key}: no value to set")
             else:

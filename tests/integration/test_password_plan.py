@@ -4,6 +4,9 @@ same plaintext and changed for another; apply writes values that decode independ
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +140,75 @@ def test_undecodable_value_is_warned_and_reencoded(
     assert any("cannot be decoded" in w for w in result.plan.warnings)
     apply_cluster_plan(result.plan, desired, root)
     assert independent_decode(live_value(zk_client), ENCODER_SECRET) == KEYSTORE_PASSWORD
+
+
+# --- issue 13 §2: honest plans without the encoder secret (the pull-request check) ----------------------
+
+
+def secretless_plan(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`reconciler plan --detailed-exitcode` as a PR check runs it: a fresh process without ENC."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("ENC", "OLD_ENC")}
+    return subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(root), "plan", "--detailed-exitcode",
+                           "--format", "json", "pw"], capture_output=True, text=True, timeout=120,
+                          env={**clean, **env})
+
+
+def test_a_secretless_plan_of_an_in_sync_cluster_exits_0_and_says_so_once(
+    tmp_path: Path, zk_client: KazooClient, zk_connect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password stored by Kafka's own encoder, verified unchanged by an apply that had the secret: a later plan
+    without the secret finds the same reference and the same stored value, so the password is unchanged (not
+    verified), not a change; `--detailed-exitcode` gives 0. Changing the reference, or the stored value changing
+    behind the reconciler's back, makes it a change again."""
+    zk_client.create("/config/brokers/1", encode_entity_config({KEY: KAFKA["encoded"], "num.io.threads": "4"}),
+                     makepath=True)
+    monkeypatch.setenv("ENC", KAFKA["secret"])
+    monkeypatch.setenv("KEY_PW", KAFKA["plaintext"])
+    root = make_repo(tmp_path, zk_connect)
+    desired, result = plan_for(root)
+    assert [c.key for e in result.plan.entities for c in e.changes] == ["num.io.threads"]
+    assert len(result.plan.verified_passwords) == 1
+    apply_cluster_plan(result.plan, desired, root, audit_log=tmp_path / "audit.jsonl")
+    assert live_value(zk_client) == KAFKA["encoded"]  # untouched: only num.io.threads was written
+
+    done = secretless_plan(root, {"KEY_PW": KAFKA["plaintext"]})
+    assert done.returncode == 0, done.stdout + done.stderr
+    plan = json.loads(done.stdout)["plans"][0]
+    assert plan["entities"] == []
+    notes = [w for w in plan["warnings"] if "not verified without the encoder secret" in w]
+    assert len(notes) == 1 and "1 unchanged since the last apply" in notes[0] and KEY in notes[0], plan["warnings"]
+    assert not any("cannot tell" in w or "shown as unknown" in w for w in plan["warnings"])
+    assert KAFKA["plaintext"] not in done.stdout + done.stderr
+
+    # a new reference (the PR points the password elsewhere) is a change
+    broker = root / "clusters" / "pw" / "broker-1.yaml"
+    broker.write_text(broker.read_text(encoding="utf-8").replace("KEY_PW", "OTHER_PW"), encoding="utf-8")
+    moved = secretless_plan(root, {"OTHER_PW": KAFKA["plaintext"]})
+    assert moved.returncode == 2, moved.stdout + moved.stderr
+    change = json.loads(moved.stdout)["plans"][0]["entities"][0]["changes"][0]
+    assert (change["key"], change["redacted"]) == (KEY, "unknown")
+    broker.write_text(broker.read_text(encoding="utf-8").replace("OTHER_PW", "KEY_PW"), encoding="utf-8")
+
+    # someone re-encodes the password outside the reconciler: no longer what the last apply left
+    other = encode(Secret(KAFKA["plaintext"]), EncoderParams(Secret(KAFKA["secret"])))
+    data, _ = zk_client.get("/config/brokers/1")
+    config = decode_entity_config(data, "/config/brokers/1")
+    zk_client.set("/config/brokers/1", encode_entity_config({**config, KEY: other}))
+    drifted = secretless_plan(root, {"KEY_PW": KAFKA["plaintext"]})
+    assert drifted.returncode == 2, drifted.stdout + drifted.stderr
+    assert "1 cannot be compared and may change" in " ".join(json.loads(drifted.stdout)["plans"][0]["warnings"])
+
+
+def test_a_password_written_by_apply_is_recognised_without_the_secret(
+    tmp_path: Path, zk_client: KazooClient, zk_connect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(zk_client, KAFKA["encoded"])
+    monkeypatch.setenv("ENC", KAFKA["secret"])
+    monkeypatch.setenv("KEY_PW", plant(KEYSTORE_PASSWORD))
+    root = make_repo(tmp_path, zk_connect)
+    desired, result = plan_for(root)
+    apply_cluster_plan(result.plan, desired, root, audit_log=tmp_path / "audit.jsonl")  # writes a new encoding
+    audit = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    assert '"passwords"' in audit and KEYSTORE_PASSWORD not in audit
+    done = secretless_plan(root, {"KEY_PW": KEYSTORE_PASSWORD})
+    assert done.returncode == 0, done.stdout + done.stderr
