@@ -39,6 +39,7 @@ class Change:
     redacted: RedactedState | None = None  # set iff sensitive
     secret: SecretRef | None = None  # what apply resolves and encodes (sensitive `+`/`~` only)
     reencode: bool = False  # value unchanged but must be re-encoded (old secret / undecodable)
+    rotation: bool = False  # re-encoded from passwordEncoder.oldSecret to the new secret (needs a flag to apply)
     risk: Risk = "safe"
     reasons: tuple[str, ...] = ()
     source: SourceRef | None = None
@@ -203,6 +204,7 @@ def _change_to_json(c: Change) -> dict[str, Any]:
         "redacted": c.redacted,
         "secret": _secret_to_json(c.secret),
         "reencode": c.reencode,
+        **({"rotation": True} if c.rotation else {}),
         "risk": c.risk,
         "reasons": list(c.reasons),
         "source": _source_to_json(c.source),
@@ -220,6 +222,7 @@ def _change_from_json(raw: Mapping[str, Any]) -> Change:
         redacted=raw.get("redacted"),
         secret=SecretRef(**secret) if secret else None,
         reencode=bool(raw.get("reencode", False)),
+        rotation=bool(raw.get("rotation", False)),
         risk=raw.get("risk", "safe"),
         reasons=tuple(raw.get("reasons", ())),
         source=_source_from_json(raw.get("source")),

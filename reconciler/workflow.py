@@ -41,6 +41,7 @@ from reconciler.secrets.compare import TrustedSecret, base_dir, cluster_encoders
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve, resolve_optional
+from reconciler.secrets.rotation import rotated_passwords, rotation_warnings
 from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.layout import encode_entity_config
@@ -133,7 +134,8 @@ def plan_against(
     )
     diags.extend(problems)
     plan = annotate(plan, desired, live, with_id=False)
-    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))))
+    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))
+                            | set(rotation_warnings(plan, desired))))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version,
                    verified_passwords=tuple(sorted(secrets.verified))).with_id()
     return ClusterPlan(plan, desired, tuple(diags))
@@ -211,8 +213,18 @@ def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, Desired
 # --- apply ----------------------------------------------------------------------------------------------
 
 
-def guard(plan: Plan, desired: DesiredState, allow_destructive: bool) -> None:
-    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed."""
+def guard(plan: Plan, desired: DesiredState, allow_destructive: bool, allow_secret_rotation: bool = False) -> None:
+    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, and a rotation of the
+    password encoder secret without --allow-secret-rotation."""
+    rotated = rotated_passwords(plan)
+    if rotated and not allow_secret_rotation:
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan re-encodes {len(rotated)} password(s) stored with "
+            "passwordEncoder.oldSecret with the new secret. Brokers running without the new secret as "
+            "password.encoder.secret (and the old one as password.encoder.old.secret) would drop them: restart "
+            "them so first, then re-run with --allow-secret-rotation:\n  "
+            + "\n  ".join(printable(r) for r in rotated[:20])
+        )
     policy = desired.cluster.policy
     allowed = allow_destructive or policy.allow_destructive
     if plan.max_risk == "destructive" and not allowed:
@@ -279,6 +291,7 @@ def apply_cluster_plan(
     root: Path,
     *,
     allow_destructive: bool = False,
+    allow_secret_rotation: bool = False,
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     user: str | None = None,
@@ -288,7 +301,7 @@ def apply_cluster_plan(
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
     than the cluster's session timeout, so that a crashed apply's lock expires within the wait)."""
-    guard(plan, desired, allow_destructive)
+    guard(plan, desired, allow_destructive, allow_secret_rotation)
     zk = desired.cluster.zookeeper
     tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
     if lock_timeout_s is not None:

@@ -247,6 +247,8 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
               help="Clusters reconciled at the same time.")
 @click.option("--allow-destructive", is_flag=True, help="Apply destructive plans (else policy.allowDestructive).")
 @click.option("--allow-dirty", is_flag=True, help="Apply from a work tree with uncommitted manifests.")
+@click.option("--allow-secret-rotation", is_flag=True,
+              help="Re-encode passwords stored with passwordEncoder.oldSecret (brokers restarted with both first).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: the summary of each pass as one JSON line on stdout.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
@@ -254,7 +256,8 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 @click.pass_obj
 def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
               once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
-              allow_dirty: bool, fmt: str, audit_log: Path | None, lock_timeout: float | None) -> None:
+              allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None,
+              lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
     from reconciler.cli.console import print_blocks
     from reconciler.gitops.reconcile import Options
@@ -265,7 +268,7 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
         raise click.UsageError("give exactly one of --once and --interval DURATION")
     seconds = parse_duration(interval) if interval is not None else 0.0
     options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log(),
-                      lock_timeout_s=lock_timeout, notify=notify)
+                      lock_timeout_s=lock_timeout, notify=notify, allow_secret_rotation=allow_secret_rotation)
     args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
     stop = threading.Event()
     failures = 0

@@ -62,11 +62,13 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.option("--allow-destructive", is_flag=True, help="Allow destructive changes and more than maxDeletes removals.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
 @click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
+@click.option("--allow-secret-rotation", is_flag=True,
+              help="Re-encode passwords stored with passwordEncoder.oldSecret (brokers restarted with both first).")
 @lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
-    allow_dirty: bool, lock_timeout: float | None,
+    allow_dirty: bool, allow_secret_rotation: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.render.text import apply_summary
@@ -87,7 +89,7 @@ def apply(
         click.echo(apply_summary([]), err=True)
         return
     for p in pending:
-        guard(p, states[p.cluster], allow_destructive)
+        guard(p, states[p.cluster], allow_destructive, allow_secret_rotation)
     missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo)]
     if missing:  # all of them, before anything is written
         raise ReconcilerError(f"{len(missing)} problem(s) with the passwords to apply: nothing was written", missing)
@@ -108,8 +110,8 @@ def apply(
         connect = states[p.cluster].cluster.zookeeper.connect
         with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
             result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
-                                        audit_log=log_path, progress=phase.update,
-                                        lock_timeout_s=lock_timeout, notify=notify)
+                                        allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
+                                        progress=phase.update, lock_timeout_s=lock_timeout, notify=notify)
             phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
                        f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
     click.echo(apply_summary(pending), err=True)

@@ -35,6 +35,7 @@ class SecretState:
 
     state: RedactedState  # "changed" | "unchanged" | "unknown"
     reencode: bool = False  # unchanged but stored with the old secret / undecodable -> re-encode
+    rotation: bool = False  # stored with passwordEncoder.oldSecret: re-encoding it rotates the encoder secret
 
 
 class Comparer:
@@ -171,12 +172,7 @@ class ConfigDiffer:
     ) -> Change | None:
         if have is None:
             return Change(key, "+", sensitive=True, redacted="changed", secret=secret, source=source)
-        state = self.secret_states.get((ref, key))
-        if state is not None and state.reencode:
-            self.warnings.append(
-                f"{ref.display} {key}: the stored password is encoded with the old encoder secret or does "
-                "not decode; it is re-encoded with the current secret"
-            )
+        state = self.secret_states.get((ref, key))  # the adapter warned once per key for a re-encode
         if state is None or state.state == "unknown":
             if state is None:  # no comparison ran (the adapter warns once per cluster for those it ran)
                 self.warnings.append(
@@ -187,7 +183,6 @@ class ConfigDiffer:
         if state.state == "unchanged":
             if not state.reencode:
                 return None
-            return Change(
-                key, "~", sensitive=True, redacted="unchanged", secret=secret, reencode=True, source=source
-            )
+            return Change(key, "~", sensitive=True, redacted="unchanged", secret=secret, reencode=True,
+                          rotation=state.rotation, source=source)
         return Change(key, "~", sensitive=True, redacted="changed", secret=secret, source=source)

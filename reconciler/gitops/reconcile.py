@@ -45,6 +45,7 @@ class Options:
     user: str | None = None  # who audit entries name (None: RECONCILER_USER or login@host)
     lock_timeout_s: float | None = None  # --lock-timeout (None: RECONCILER_LOCK_TIMEOUT, else per cluster)
     notify: Callable[[str], None] | None = None  # a line when an apply waits for or takes over the lock
+    allow_secret_rotation: bool = False  # re-encode passwords stored with passwordEncoder.oldSecret
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +181,7 @@ class _Runner:
         try:
             applied_result = apply_cluster_plan(
                 plan, desired, root, allow_destructive=self.options.allow_destructive,
+                allow_secret_rotation=self.options.allow_secret_rotation,
                 audit_log=self.options.audit_log, user=self.options.user,
                 lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
             )

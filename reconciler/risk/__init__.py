@@ -32,6 +32,7 @@ from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_numb
 from reconciler.risk.inherit import RiskContext
 
 __all__ = [
+    "ENCODER_ROTATION",
     "NEGATIVE_MEANS_UNLIMITED",
     "RISK_RULES",
     "RiskRule",
@@ -133,6 +134,16 @@ RISK_RULES: tuple[RiskRule, ...] = (
     # Fallback for keys without a rule of their own: a removal that lowers a number is worth a look.
     RiskRule("removal-reverts-lower", "disruptive", frozenset(), "lowered",
              "{key} reverts from {before} to the lower inherited {after}", ops=frozenset(("-",))),
+)
+
+# Not in the table (the impact job compares effective values, where an encoding never shows): rotating the
+# encoder secret. Kafka's DynamicBrokerConfig decodes stored passwords with password.encoder.secret, falling
+# back to password.encoder.old.secret; a broker still running with only the old secret logs "could not be
+# decoded, ignoring" for a value re-encoded with the new one and drops it until restarted.
+ENCODER_ROTATION = RiskRule(
+    "encoder-secret-rotation", "disruptive", frozenset(PASSWORD_KEYS), "changed",
+    "re-encoded with the new passwordEncoder.secret: a broker running without it (as password.encoder.secret, "
+    "with the old one as password.encoder.old.secret) cannot decode it and ignores the password until restarted",
 )
 
 _BY_KEY: Mapping[str, tuple[RiskRule, ...]] = {
@@ -265,6 +276,8 @@ def _detail(rule: RiskRule, case: _Case) -> str | None:
     """None: the rule does not fire; otherwise the {detail} of its reason."""
     if rule.id in _DELETE_POLICY_RULES and case.cleanup_policy is not None and "delete" not in case.cleanup_policy:
         return None
+    if rule is ENCODER_ROTATION:
+        return ""
     if rule is _CREDENTIAL:
         if case.op == "-":
             return "removed"
@@ -316,6 +329,7 @@ def assess(
     rf_histogram: Mapping[int, int] | None = None,
     redacted: RedactedState | None = None,
     cleanup_policy: frozenset[str] | None = None,
+    rotation: bool = False,
 ) -> tuple[Risk, tuple[str, ...]]:
     """Risk and reasons of one change (reasons ordered most severe first). Never raises on odd values.
 
@@ -324,6 +338,7 @@ def assess(
     rates a topic's min.insync.replicas; for broker-level changes `rf_histogram` (RF -> number of topics
     inheriting the broker value) or `min_rf_in_cluster` does. `redacted` marks a sensitive change.
     `cleanup_policy` (a topic's, after the change): without `delete`, lowering retention deletes nothing.
+    `rotation`: a password re-encoded from the old encoder secret to the new one.
     """
     case = _Case(
         key=key,
@@ -336,7 +351,10 @@ def assess(
         redacted=redacted,
         cleanup_policy=cleanup_policy if entity.entity_type == "topics" else None,
     )
-    rules = (_CREDENTIAL,) if redacted is not None else rules_for_key(key)  # any sensitive key rotates
+    if rotation:
+        rules: tuple[RiskRule, ...] = (ENCODER_ROTATION,)
+    else:
+        rules = (_CREDENTIAL,) if redacted is not None else rules_for_key(key)  # any sensitive key rotates
     fired: list[tuple[RiskRule, str]] = []
     for rule in rules:
         if op not in rule.ops or (not rule.keys and fired):
@@ -369,6 +387,7 @@ def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
         inherited=ctx.inherited(ref, change.key) if change.op != "~" and not change.sensitive else None,
         redacted=(change.redacted or "unknown") if change.sensitive else None,
         cleanup_policy=ctx.cleanup_policy(ref) if needs_policy else None,
+        rotation=change.rotation,
     )
     if risk == change.risk and reasons == change.reasons:
         return change  # most changes are safe: keep the object

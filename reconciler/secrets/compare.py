@@ -173,7 +173,6 @@ def _state(
     same = hmac.compare_digest(live_plain.reveal().encode("utf-8"), plaintext.reveal().encode("utf-8"))
     if not same:
         return SecretState("changed")
-    if index > 0:
-        warnings.append(f"{where}: stored with passwordEncoder.oldSecret; it will be re-encoded with the new secret")
-        return SecretState("unchanged", reencode=True)
+    if index > 0:  # the rotation's risk and preconditions are stated by risk and `rotation_warnings`
+        return SecretState("unchanged", reencode=True, rotation=True)
     return SecretState("unchanged")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.errors import RefusedError
 from reconciler.model import EntityRef, Secret
 from reconciler.render.json import render_plan_file
 from reconciler.render.markdown import render_markdown
@@ -120,8 +121,18 @@ def test_rotation_reencodes_values_stored_with_the_old_secret(
     root = make_repo(tmp_path, zk_connect, old_secret=True)
     desired, result = plan_for(root)
     change = sensitive_change(result.plan)
-    assert change.reencode and change.redacted == "unchanged"
-    apply_cluster_plan(result.plan, desired, root)
+    assert change.reencode and change.rotation and change.redacted == "unchanged"
+    # a rotation is disruptive: brokers still running with only the old secret would drop the password
+    assert change.risk == "disruptive" and "password.encoder.old.secret" in change.reasons[0]
+    mine = [w for w in result.plan.warnings if KEY in w]
+    assert len(mine) == 1 and "re-encoded with the new secret" in mine[0]  # one warning per key
+    cluster = [w for w in result.plan.warnings if w.startswith("encoder secret rotation of 1 password(s)")]
+    assert len(cluster) == 1 and "restart every broker" in cluster[0] and "--allow-secret-rotation" in cluster[0]
+    with pytest.raises(RefusedError, match="--allow-secret-rotation"):
+        apply_cluster_plan(result.plan, desired, root)
+    assert live_value(zk_client) != "" and independent_decode(live_value(zk_client), OLD_ENCODER_SECRET) \
+        == KEYSTORE_PASSWORD  # refused: nothing written
+    apply_cluster_plan(result.plan, desired, root, allow_secret_rotation=True)
     assert independent_decode(live_value(zk_client), ENCODER_SECRET) == KEYSTORE_PASSWORD
     _, again = plan_for(root)
     assert again.plan.is_empty

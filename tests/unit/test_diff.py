@@ -328,10 +328,17 @@ def test_sensitive_removal_and_plaintext_password() -> None:
     assert plan.is_empty and [d.severity for d in diags] == ["error"]
 
 
-def test_unknown_and_reencode_states_are_warned_in_plan() -> None:
-    states = {(B1, PW): SecretState("unchanged", reencode=True)}
+def test_reencode_is_a_change_warned_once_by_the_adapter_and_no_comparison_is_warned_here() -> None:
+    """The secrets adapter warns once per re-encoded key (and once per cluster for secret-less comparisons):
+    the diff adds no second warning for them; it warns only when no comparison ran at all."""
+    states = {(B1, PW): SecretState("unchanged", reencode=True, rotation=True)}
     plan, _ = build_plan(desired({B1: {PW: SECRET}}), live({B1: {PW: "x"}}), secret_states=states)
-    assert any("re-encoded" in w for w in plan.warnings)
+    (change,) = plan.entities[0].changes
+    assert (change.reencode, change.rotation, change.redacted) == (True, True, "unchanged")
+    assert plan.warnings == ()
+    plan, _ = build_plan(desired({B1: {PW: SECRET}}), live({B1: {PW: "x"}}),
+                         secret_states={(B1, PW): SecretState("unknown")})
+    assert plan.warnings == ()
     plan, _ = build_plan(desired({B1: {PW: SECRET}}), live({B1: {PW: "x"}}))
     assert any("cannot tell" in w for w in plan.warnings)
 

@@ -386,3 +386,41 @@ def test_a_ms_value_written_in_seconds_is_a_warning(key: str, value: str, meant:
         assert f"if you meant {meant}, write {int(value) * 1000}" in warning.message
         assert (warning.source.file, warning.source.line) == ("clusters/a/topics.yaml", 7)
 
+
+
+# --- issue 13 §4: rotating the password encoder secret ---------------------------------------------------
+
+
+def _rotation_plan() -> Plan:
+    return _plan(EntityPlan(B1, 2, (Change(KEYSTORE, "~", sensitive=True, redacted="unchanged", reencode=True,
+                                           rotation=True),)))
+
+
+def test_a_rotation_is_disruptive_and_says_what_must_be_true_first() -> None:
+    (rotated,) = annotate(_rotation_plan(), _desired(), _live()).entities[0].changes
+    assert rotated.risk == "disruptive"
+    assert "password.encoder.secret" in rotated.reasons[0] and "password.encoder.old.secret" in rotated.reasons[0]
+    # without `rotation`, the same re-encode (an undecodable value re-encoded with the one secret) stays safe
+    (plain,) = annotate(_plan(EntityPlan(B1, 2, (Change(KEYSTORE, "~", sensitive=True, redacted="unchanged",
+                                                        reencode=True),))), _desired(), _live()).entities[0].changes
+    assert plain.risk == "safe"
+
+
+@pytest.mark.parametrize(("static", "expect"), [
+    ({}, "the manifests declare no server.properties to check this against"),
+    ({"1": {"password.encoder.secret": "S3CR3T-new", "password.encoder.old.secret": "S3CR3T-old"},
+      "2": {"password.encoder.secret": "S3CR3T-new"}}, "declared for broker(s) 2 do not set both"),
+    ({"1": {"password.encoder.secret": "S3CR3T-new", "password.encoder.old.secret": "S3CR3T-old"}},
+     "for broker(s) 1 set both"),
+])
+def test_rotation_warnings_check_the_declared_static_config(static: dict[str, dict[str, str]], expect: str) -> None:
+    from reconciler.secrets.rotation import rotation_warnings
+
+    desired = _desired(static_hours=None)
+    desired = DesiredState(cluster=desired.cluster, entities=desired.entities, topics=desired.topics,
+                           static={b: {k: DesiredValue(v) for k, v in p.items()} for b, p in static.items()})
+    warnings = rotation_warnings(_rotation_plan(), desired)
+    assert len(warnings) == 2  # one for the key, one for the cluster
+    assert warnings[0].startswith(f"brokers/1 {KEYSTORE}: stored with passwordEncoder.oldSecret")
+    assert expect in warnings[1] and "--allow-secret-rotation" in warnings[1]
+    assert "S3CR3T" not in " ".join(warnings)  # values are never echoed
