@@ -5,11 +5,13 @@ from __future__ import annotations
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState
+from reconciler.rules.broker_values import check_broker_values
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.quotas import check_quotas
 from reconciler.rules.secrets import check_secrets
+from reconciler.rules.topic_values import check_topic_values
 from reconciler.rules.topics import check_broker_ids, check_topics
 
 
@@ -19,6 +21,8 @@ def validate(state: DesiredState, catalog: Catalog | None = None) -> list[Diagno
     return [
         *check_cluster(state),
         *check_configs(state, catalog),
+        *check_broker_values(state, catalog),
+        *check_topic_values(state, catalog),
         *check_secrets(state, catalog),
         *check_listeners(state),
         *check_quotas(state, catalog),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reconciler.errors import Diagnostic
 from reconciler.model import BrokerListeners, DesiredState, ListenersSpec, SecretRef, SourceRef
+from reconciler.rules.broker_values import version_at_least
 
 # Kafka's endpoint regex (EndPoint.uriParseExp); names must be simple identifiers to be usable as prefixes
 ENDPOINT = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
@@ -40,7 +42,34 @@ def _endpoints(items: tuple[str, ...], what: str, src: SourceRef | None) -> Iter
         yield Diagnostic("error", f"{what}: {parsed}", src, what) if isinstance(parsed, str) else parsed
 
 
-def _broker(spec: ListenersSpec, b: BrokerListeners) -> Iterator[Diagnostic]:
+def _ip_family(host: str) -> int | None:
+    try:
+        return ipaddress.ip_address(host).version
+    except ValueError:
+        return None
+
+
+def _shared_ports(listeners: list[Endpoint], version: str) -> Iterator[tuple[int, str]]:
+    """Kafka's duplicate-port rule. Before 3.6 every listener needs its own port. From 3.6 (KIP-797) two listeners
+    may share one when one host is an IPv4 and the other an IPv6 address, and no third listener uses it."""
+    by_port: dict[int, list[Endpoint]] = {}
+    for e in listeners:
+        if e.port != 0:  # Kafka skips port 0 (an ephemeral port)
+            by_port.setdefault(e.port, []).append(e)
+    for port, group in sorted(by_port.items()):
+        if len(group) < 2:
+            continue
+        if not version_at_least(version, "3.6"):
+            yield port, "each listener must have a different port"
+            continue
+        families = [_ip_family(e.host) for e in group]
+        if len(group) == 2 and sorted(f or 0 for f in families) == [4, 6]:
+            continue  # KIP-797: one IPv4 and one IPv6 listener on the same port
+        yield port, ("each listener must have a different port unless exactly one listener has an IPv4 address "
+                     "and the other an IPv6 address")
+
+
+def _broker(spec: ListenersSpec, b: BrokerListeners, version: str) -> Iterator[Diagnostic]:
     listeners: list[Endpoint] = []
     for item in _endpoints(b.listeners, "listeners", b.source):
         if isinstance(item, Diagnostic):
@@ -58,9 +87,8 @@ def _broker(spec: ListenersSpec, b: BrokerListeners) -> Iterator[Diagnostic]:
     for dup in sorted({n for n in names if names.count(n) > 1}):
         yield Diagnostic("error", f"{where}: each listener must have a different name ({dup} repeats)", b.source,
                          "listeners")
-    ports = [e.port for e in listeners if e.port != 0]
-    for port in sorted({p for p in ports if ports.count(p) > 1}):
-        yield Diagnostic("error", f"{where}: each listener must have a different port ({port} repeats)", b.source,
+    for port, problem in _shared_ports(listeners, version):
+        yield Diagnostic("error", f"{where}: {problem} (port {port}; CoreUtils.listenerListToEndPoints)", b.source,
                          "listeners")
     for e in listeners + advertised:
         if e.name not in spec.security_protocol_map:
@@ -87,7 +115,7 @@ def check_listeners(state: DesiredState) -> list[Diagnostic]:
         return []
     diags: list[Diagnostic] = []
     for b in spec.brokers.values():
-        diags.extend(_broker(spec, b))
+        diags.extend(_broker(spec, b, state.cluster.kafka_version))
     if spec.inter_broker_listener and spec.inter_broker_listener not in spec.security_protocol_map:
         diags.append(Diagnostic("error", f"interBrokerListener {spec.inter_broker_listener} is not in "
                                 "securityProtocolMap", spec.source, "interBrokerListener"))

@@ -3,13 +3,45 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+from collections.abc import Iterator
 
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
-from reconciler.model import DEFAULT_ENTITY, DesiredState, SecretRef
+from reconciler.model import DEFAULT_ENTITY, DesiredState, SecretRef, SourceRef
 from reconciler.values import check
 
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+PRINCIPAL_PREFIX = "User:"
+_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def _ip_entity(name: str, source: SourceRef | None) -> Iterator[Diagnostic]:
+    """`DynamicConfig.Ip.isValidIpEntity`: `InetAddress.getByName(name)` must succeed. An IP literal always does;
+    text that can be no host name (a CIDR range, `10.0.0.300`, spaces) never does; a host name depends on DNS
+    when the broker reads it, so it is a warning (and IP quotas match connections by address)."""
+    try:
+        ipaddress.ip_address(name)
+        return
+    except ValueError:
+        pass
+    labels = name.rstrip(".").split(".")
+    numeric = all(label.isdigit() for label in labels)
+    if numeric or not all(_LABEL.match(label) for label in labels) or len(name) > 253:
+        yield Diagnostic("error", f"'{name}' is not a valid IP or resolvable host (Kafka's "
+                         "DynamicConfig.Ip.isValidIpEntity; IP quotas name one address, not a range)", source, name)
+        return
+    yield Diagnostic("warning", f"'{name}' is not an IP address; Kafka accepts a host name only if it resolves when "
+                     "written, and IP quotas apply to the address connections come from", source, name)
+
+
+def _principal_prefixed(name: str, source: SourceRef | None) -> Diagnostic:
+    """Kafka keys user quotas by the principal's *name* (ClientQuotaManager: `KafkaPrincipal.getName`,
+    sanitized), never by `User:<name>`, so a quota written with the type prefix matches no client."""
+    bare = name[len(PRINCIPAL_PREFIX):]
+    return Diagnostic("error", f"user quota '{name}' would never apply: Kafka matches user quotas by the "
+                      f"principal's name without its type (ClientQuotaManager uses KafkaPrincipal.getName); "
+                      f"write '{bare}'", source, name)
 
 
 def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
@@ -19,14 +51,9 @@ def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             continue
         kind = ref.quota_kind
         if ref.entity_type == "ips" and ref.name != DEFAULT_ENTITY:
-            try:
-                ipaddress.ip_address(ref.name)
-            except ValueError:
-                diags.append(Diagnostic(
-                    "warning",
-                    f"'{ref.name}' is not an IP address; Kafka accepts a host name only if it resolves when written",
-                    entity.source, ref.name,
-                ))
+            diags.extend(_ip_entity(ref.name, entity.source))
+        if ref.entity_type == "users" and ref.name.startswith(PRINCIPAL_PREFIX):  # each place to fix
+            diags.append(_principal_prefixed(ref.name, entity.source))
         for key, value in entity.config.items():
             if key in SCRAM_KEYS:
                 diags.append(Diagnostic(

@@ -156,7 +156,7 @@ def test_what_an_import_looks_like(applied: dict[str, Any], tmp_path: Path, secr
         "partitions": 6, "config": {"cleanup.policy": "compact", "min.compaction.lag.ms": 3600000,
                                     "min.insync.replicas": 2}}
     quotas = yaml.safe_load((directory / "quotas.yaml").read_text())["spec"]
-    assert quotas["userClients"] == {"User:CN=alice smith": {"reporting-app": {"consumer_byte_rate": 8388608}}}
+    assert quotas["userClients"] == {"CN=alice smith": {"reporting-app": {"consumer_byte_rate": 8388608}}}
     assert quotas["clients"]["default"] == {"consumer_byte_rate": 2097152, "producer_byte_rate": 1048576}
     assert (directory / "cluster.yaml").read_text().startswith("# Imported from the live cluster")
 

@@ -110,8 +110,8 @@ VALID_EDGE_CASES = {
     "list-as-string": "apiVersion: reconciler/v1\nkind: Topics\nmeta: {}\nspec:\n  topics:\n"
     '    orders: {config: {cleanup.policy: "compact, delete"}}\n',
     "unicode-names": "apiVersion: reconciler/v1\nkind: Quotas\nmeta: {}\nspec:\n  users:\n"
-    '    "User:CN=Jürgen Müller,O=Bäckerei": {request_percentage: 12.5}\n  userClients:\n'
-    '    "User:CN=Jürgen Müller,O=Bäckerei": {"app-✓": {producer_byte_rate: 1024}}\n',
+    '    "CN=Jürgen Müller,O=Bäckerei": {request_percentage: 12.5}\n  userClients:\n'
+    '    "CN=Jürgen Müller,O=Bäckerei": {"app-✓": {producer_byte_rate: 1024}}\n',
     "quota-numeric-string": "apiVersion: reconciler/v1\nkind: Quotas\nmeta: {}\nspec:\n"
     '  clients: {default: {producer_byte_rate: "1048576"}}\n  ips: {"10.1.2.3": {connection_creation_rate: 10}}\n',
     "broker-with-quota-keys": "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: \"2\"}\nspec:\n"
