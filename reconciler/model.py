@@ -168,6 +168,9 @@ class DesiredTopic:
     replication_factor: int | None
     config: Mapping[str, DesiredValue]
     source: SourceRef | None = None
+    # where `partitions:` / `replicationFactor:` are written (the topic, its document's defaults, fleet.yaml)
+    partitions_source: SourceRef | None = None
+    rf_source: SourceRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +245,8 @@ class BrokerListeners:
     listeners: tuple[str, ...]  # "NAME://host:port"
     advertised: tuple[str, ...]
     source: SourceRef | None = None
+    listener_sources: tuple[SourceRef, ...] = ()  # the line of each entry (diagnostics point at it)
+    advertised_sources: tuple[SourceRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +255,7 @@ class ListenersSpec:
     inter_broker_listener: str | None
     brokers: Mapping[int, BrokerListeners]
     source: SourceRef | None = None
+    inter_broker_source: SourceRef | None = None  # the `interBrokerListener:` line
 
 
 @dataclass(frozen=True, slots=True)

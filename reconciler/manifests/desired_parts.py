@@ -116,7 +116,11 @@ def build_listeners(
         broker = int(str(raw_id))
         listeners = tuple(str(x) for x in entry["listeners"])
         advertised = tuple(str(x) for x in entry.get("advertised") or ())
-        brokers[broker] = BrokerListeners(broker, listeners, advertised, doc.mark(path))
+        brokers[broker] = BrokerListeners(
+            broker, listeners, advertised, doc.mark(path),
+            tuple(doc.mark((*path, "listeners", i)) for i in range(len(listeners))),
+            tuple(doc.mark((*path, "advertised", i)) for i in range(len(advertised))),
+        )
         config = dict(shared)
         config["listeners"] = DesiredValue(",".join(listeners), doc.mark((*path, "listeners")))
         if advertised:
@@ -127,6 +131,7 @@ def build_listeners(
         inter_broker_listener=str(spec["interBrokerListener"]).upper() if spec.get("interBrokerListener") else None,
         brokers=frozen_map(brokers),
         source=doc.mark(()),
+        inter_broker_source=doc.mark(("spec", "interBrokerListener")) if spec.get("interBrokerListener") else None,
     )
 
 
@@ -187,8 +192,23 @@ def build_topics(
                 replication_factor=None if rf is None else int(rf),
                 config=MappingProxyType({key: config[key] for key in sorted(config)}),  # frozen_map, str keys
                 source=source,
+                partitions_source=_setting_source(doc, path, entry, defaults, fleet, "partitions"),
+                rf_source=_setting_source(doc, path, entry, defaults, fleet, "replicationFactor"),
             )
     return topics
+
+
+def _setting_source(
+    doc: Document, path: tuple[str, ...], entry: Mapping[str, Any], defaults: Mapping[str, Any], fleet: FleetLayer,
+    key: str,
+) -> SourceRef | None:
+    """Where a topic's partitions/replicationFactor is written: the topic, the document's defaults, fleet.yaml."""
+    if key in entry:
+        return doc.mark((*path, key))
+    if key in defaults:
+        return doc.mark(("spec", "defaults", key))
+    inherited = fleet.topic_settings.get(key)
+    return inherited.source if inherited is not None else None
 
 
 def _quota_name(raw: str) -> str:

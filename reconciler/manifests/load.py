@@ -392,7 +392,20 @@ def _describe(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
     indent = source_line[: len(source_line) - len(source_line.lstrip())]
     if "\t" in indent or source_line[col - 1 : col] == "\t":
         message += "; indent with spaces, not tabs"
+    else:
+        message += _indentation_hint(exc.problem or "", line, len(indent), context_mark)
     return message, line, col
+
+
+def _indentation_hint(problem: str, line: int, indent: int, context: yaml.Mark | None) -> str:
+    """The usual cause of libyaml's two indentation errors, said for the line that is wrong."""
+    if problem.startswith("did not find expected key") and context is not None:
+        return (f"; line {line} is indented {indent} space(s): a key must line up with the keys of the mapping "
+                f"started at line {context.line + 1} (indented {context.column}) or of one that encloses it")
+    if problem.startswith("mapping values are not allowed"):
+        return (f"; line {line} is indented deeper than the key above it (a key's value goes on the same line or "
+                "in a block indented under it), or a plain value contains ': ' and needs quotes")
+    return ""
 
 
 def load_text(text: str | bytes, file: str) -> tuple[list[Document], list[Diagnostic]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document, load_file
-from reconciler.manifests.schema import validate_document
+from reconciler.manifests.schema import salvage, validate_document
 from reconciler.model import SourceRef
 from reconciler.secrets.files import FileAccessError, confine
 
@@ -87,6 +87,8 @@ def _load(repo: Repository, path: Path, diags: list[Diagnostic]) -> list[Documen
         diags.extend(schema_problems)
         if not schema_problems:
             sound.append(doc)
+        elif (rest := salvage(doc)) is not None:  # the other entries still meet Kafka's rules
+            sound.append(rest)
     return sound
 
 

@@ -466,3 +466,34 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
         iter(difflib.get_close_matches(word, options, n=1, cutoff=0.6)), None
     )
     return f"; did you mean {match!r}?" if match else ""
+
+
+def salvage(doc: Document) -> Document | None:
+    """The document without the entries that fail the schema, so that the rest of it is still checked against
+    Kafka's rules (a schema error must not hide the other problems of the file). Only whole entries at the
+    third level go (`spec.topics.<name>`, `spec.config.<key>`, `spec.clients.<name>`, `spec.brokers.<id>`):
+    their own errors are already reported. None when a failure is higher up, or pruning does not make the
+    rest valid."""
+    data = doc.data
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in KINDS or data.get("apiVersion") != API_VERSION:
+        return None
+    compiled = _schema(kind)
+    doomed: set[tuple[str, str, str]] = set()
+    for error in compiled.fast.iter_errors(data):
+        located = _walk_instance(data, error.instance_path)
+        if located is None or len(located[0]) < 3 or located[0][0] != "spec":
+            return None
+        _, b, c = located[0][:3]
+        if not (isinstance(b, str) and isinstance(c, str)):
+            return None
+        doomed.add(("spec", b, c))
+    spec = dict(data["spec"])
+    for _, section, entry in doomed:
+        if not isinstance(spec.get(section), dict):
+            return None
+        spec[section] = {k: v for k, v in spec[section].items() if k != entry}
+    pruned = {**data, "spec": spec}
+    if not compiled.fast.is_valid(pruned):
+        return None
+    return Document(doc.file, doc.index, pruned, doc.marks)

@@ -36,10 +36,17 @@ def parse_endpoint(text: str) -> Endpoint | str:
     return Endpoint(name.upper(), host, port)
 
 
-def _endpoints(items: tuple[str, ...], what: str, src: SourceRef | None) -> Iterator[Endpoint | Diagnostic]:
-    for item in items:
+def _at(sources: tuple[SourceRef, ...], index: int, fallback: SourceRef | None) -> SourceRef | None:
+    return sources[index] if index < len(sources) else fallback
+
+
+def _endpoints(
+    items: tuple[str, ...], what: str, sources: tuple[SourceRef, ...], src: SourceRef | None
+) -> Iterator[Endpoint | Diagnostic]:
+    for index, item in enumerate(items):
         parsed = parse_endpoint(item)
-        yield Diagnostic("error", f"{what}: {parsed}", src, what) if isinstance(parsed, str) else parsed
+        at = _at(sources, index, src)
+        yield Diagnostic("error", f"{what}: {parsed}", at, what) if isinstance(parsed, str) else parsed
 
 
 def _ip_family(host: str) -> int | None:
@@ -71,42 +78,49 @@ def _shared_ports(listeners: list[Endpoint], version: str) -> Iterator[tuple[int
 
 def _broker(spec: ListenersSpec, b: BrokerListeners, version: str) -> Iterator[Diagnostic]:
     listeners: list[Endpoint] = []
-    for item in _endpoints(b.listeners, "listeners", b.source):
+    places: dict[Endpoint, SourceRef | None] = {}  # each endpoint's own line
+    for index, item in enumerate(_endpoints(b.listeners, "listeners", b.listener_sources, b.source)):
         if isinstance(item, Diagnostic):
             yield item
         else:
             listeners.append(item)
+            places.setdefault(item, _at(b.listener_sources, index, b.source))
     advertised: list[Endpoint] = []
-    for item in _endpoints(b.advertised, "advertised.listeners", b.source):
+    ad_places: dict[Endpoint, SourceRef | None] = {}
+    for index, item in enumerate(_endpoints(b.advertised, "advertised.listeners", b.advertised_sources, b.source)):
         if isinstance(item, Diagnostic):
             yield item
         else:
             advertised.append(item)
+            ad_places.setdefault(item, _at(b.advertised_sources, index, b.source))
     where = f"broker {b.broker}"
     names = [e.name for e in listeners]
     for dup in sorted({n for n in names if names.count(n) > 1}):
-        yield Diagnostic("error", f"{where}: each listener must have a different name ({dup} repeats)", b.source,
-                         "listeners")
+        second = [e for e in listeners if e.name == dup][1]
+        yield Diagnostic("error", f"{where}: each listener must have a different name ({dup} repeats)",
+                         places.get(second, b.source), "listeners")
     for port, problem in _shared_ports(listeners, version):
-        yield Diagnostic("error", f"{where}: {problem} (port {port}; CoreUtils.listenerListToEndPoints)", b.source,
-                         "listeners")
+        second = [e for e in listeners if e.port == port][1]
+        yield Diagnostic("error", f"{where}: {problem} (port {port}; CoreUtils.listenerListToEndPoints)",
+                         places.get(second, b.source), "listeners")
     for e in listeners + advertised:
         if e.name not in spec.security_protocol_map:
             yield Diagnostic("error", f"{where}: no security protocol defined for listener {e.name} in "
-                             "securityProtocolMap", b.source, "securityProtocolMap")
-    extra = sorted({e.name for e in advertised} - set(names))
-    if extra:
-        yield Diagnostic("error", f"{where}: advertised listeners {', '.join(extra)} are not in listeners; "
-                         "advertised.listeners must be a subset of listeners", b.source, "advertised")
+                             "securityProtocolMap", places.get(e) or ad_places.get(e, b.source), "securityProtocolMap")
     for e in advertised:
+        if e.name not in names:
+            yield Diagnostic("error", f"{where}: advertised listener {e.name} is not in listeners; "
+                             "advertised.listeners must be a subset of listeners", ad_places.get(e, b.source),
+                             "advertised")
         if e.host == "0.0.0.0":
             yield Diagnostic("error", f"{where}: advertised listener {e.name} uses the non-routable meta-address "
-                             "0.0.0.0; advertise a routable host", b.source, "advertised")
+                             "0.0.0.0; advertise a routable host", ad_places.get(e, b.source), "advertised")
     inter = spec.inter_broker_listener
     visible = {e.name for e in advertised} if advertised else set(names)
     if inter is not None and inter not in visible:
         yield Diagnostic("error", f"{where}: the inter-broker listener {inter} must be among its "
-                         "(advertised) listeners; brokers refuse to drop it", b.source, "interBrokerListener")
+                         "(advertised) listeners; brokers refuse to drop it", spec.inter_broker_source or b.source,
+                         "interBrokerListener")
 
 
 def check_listeners(state: DesiredState) -> list[Diagnostic]:
@@ -118,7 +132,7 @@ def check_listeners(state: DesiredState) -> list[Diagnostic]:
         diags.extend(_broker(spec, b, state.cluster.kafka_version))
     if spec.inter_broker_listener and spec.inter_broker_listener not in spec.security_protocol_map:
         diags.append(Diagnostic("error", f"interBrokerListener {spec.inter_broker_listener} is not in "
-                                "securityProtocolMap", spec.source, "interBrokerListener"))
+                                "securityProtocolMap", spec.inter_broker_source or spec.source, "interBrokerListener"))
     diags.extend(_static_agreement(state, spec))
     diags.extend(_prefixed_listener_names(state, spec))
     return diags

@@ -41,15 +41,17 @@ def check_topics(state: DesiredState) -> list[Diagnostic]:
             ))
         collisions.setdefault(folded, topic.name)
         if topic.partitions is not None and topic.partitions < 1:
-            diags.append(Diagnostic("error", "partitions must be at least 1", topic.source, "partitions"))
+            diags.append(Diagnostic("error", "partitions must be at least 1", topic.partitions_source or topic.source,
+                                    "partitions"))
         rf = topic.replication_factor
         if rf is not None and rf < 1:
-            diags.append(Diagnostic("error", "replicationFactor must be at least 1", topic.source, "replicationFactor"))
+            diags.append(Diagnostic("error", "replicationFactor must be at least 1", topic.rf_source or topic.source,
+                                    "replicationFactor"))
         elif rf is not None and rf > brokers:
             diags.append(Diagnostic(
                 "error",
                 f"replicationFactor {rf} is larger than the cluster's {brokers} broker(s) (spec.brokers)",
-                topic.source, "replicationFactor",
+                topic.rf_source or topic.source, "replicationFactor",
             ))
         isr = topic.config.get("min.insync.replicas")
         isr_value = isr.value if isr is not None and not isinstance(isr.value, SecretRef) else ""

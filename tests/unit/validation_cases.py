@@ -80,6 +80,10 @@ CASES: list[Case] = [
     case("yaml-merge-key", broker("    base: &b {num.io.threads: 8}\n    <<: *b   #<-\n"), "<<", "merge"),
     case("yaml-syntax", broker("    num.io.threads: [8\n    background.threads: 4   #<-\n"), None, ""),
     case("yaml-tab-indent", "apiVersion: reconciler/v1\nkind: Quotas\nmeta: {}\nspec:\n\tclients: {}   #<-\n", None, "tab"),
+    case("yaml-indent-between-levels",  # the wrong line, and what to line it up with
+         topics("    a:\n      partitions: 3\n     replicationFactor: 2   #<-\n"), None, "must line up with the keys"),
+    case("yaml-indent-too-deep", topics("    a:\n      partitions: 3\n        replicationFactor: 2   #<-\n"), None,
+         "indented deeper than the key above it"),
     case("yaml-complex-key", broker("    ? [a, b]   #<-\n    : 1\n"), None, "key"),
     case("yaml-null-key", broker("    ~: 1   #<-\n"), None, "key"),
     # --- JSON Schema -----------------------------------------------------------------------------------
@@ -212,8 +216,23 @@ CASES: list[Case] = [
     case("listener-advertised-wildcard",
          listeners('    "1": {listeners: ["INTERNAL://:9092"], advertised: ["INTERNAL://0.0.0.0:9092"]}   #<-\n'),
          "advertised", "0.0.0.0", path=LISTENERS),
-    case("listener-inter-broker-missing", listeners('    "1": {listeners: ["EXTERNAL://:9094"]}   #<-\n'),
+    case("listener-inter-broker-missing",  # at the `interBrokerListener:` line, what the broker cannot drop
+         listeners('    "1": {listeners: ["EXTERNAL://:9094"]}\n').replace(
+             "interBrokerListener: INTERNAL", "interBrokerListener: INTERNAL   #<-"),
          "interBrokerListener", "INTERNAL", path=LISTENERS),
+    case("listener-entry-unparsable",  # at the entry itself, not the broker or the document
+         listeners('    "1":\n      listeners:\n        - "INTERNAL://:9092"\n        - "BROKEN"   #<-\n'),
+         "listeners", "unable to parse", path=LISTENERS),
+    case("listener-duplicate-name-second",
+         listeners('    "1":\n      listeners:\n        - "INTERNAL://:9092"\n        - "INTERNAL://:9093"   #<-\n'),
+         "listeners", "different name", path=LISTENERS),
+    case("topic-rf-line", topics("    t:\n      partitions: 3\n      replicationFactor: 9   #<-\n"),
+         "replicationFactor", "larger than the cluster"),
+    case("topic-partitions-line", topics("    t:\n      partitions: 0   #<-\n"), "partitions", "at least 1"),
+    case("schema-error-does-not-hide-rules",  # the bad topic `a` is reported, and `b`'s Kafka-rule error too
+         topics('    a: {partitions: "x"}\n    b:\n      partitions: 1\n      config:\n'
+                "        min.compaction.lag.ms: 10   #<-\n        max.compaction.lag.ms: 5\n"),
+         "min.compaction.lag.ms", "conflict"),
     case("listener-prefix-unknown", broker("    listener.name.other.ssl.key.password: {secret: {env: K}}   #<-\n",
                                            "1"),
          "listener.name.other.ssl.key.password", "other"),
