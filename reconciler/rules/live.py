@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SourceRef
+from reconciler.rules.live_listeners import check_listener_configs
 from reconciler.rules.live_threads import check_thread_pools
 
 # Kafka's default listener.security.protocol.map: every security protocol is a listener name of its own.
@@ -29,6 +30,7 @@ def check_live(desired: DesiredState, live: LiveState, catalog: Catalog | None =
     diags = [
         *_unregistered(desired, live),
         *_listeners(desired, live),
+        *check_listener_configs(desired, live),
         *check_thread_pools(desired, live, catalog),
         *_min_insync(desired, live, catalog),
     ]

@@ -22,6 +22,7 @@ from reconciler.model import (
     LiveState,
     LiveTopic,
     Policy,
+    SecretRef,
     SourceRef,
     ZooKeeperSpec,
 )
@@ -318,3 +319,63 @@ def test_default_min_isr_above_rf_of_live_and_declared_topics() -> None:
 def test_min_isr_fine() -> None:
     desired = state({DEFAULT: {"min.insync.replicas": "2"}}, topics={"a": (3, {"min.insync.replicas": "3"})})
     assert check_live(desired, live(topics={"x": 3})) == []
+
+
+# --- listener configs of existing listeners (DynamicListenerConfig / SslFactory / metric reporters) ---------
+
+LISTENERS = "INTERNAL://:9092,REPLICATION://:9093"
+ENDPOINTS = {"INTERNAL": "PLAINTEXT", "REPLICATION": "SSL"}
+
+
+def _with(config: Mapping[str, str]) -> DesiredState:
+    return state({B1: {"listeners": LISTENERS, **config}}, listeners=_listeners())
+
+
+def test_an_existing_listener_config_that_needs_a_restart_is_refused() -> None:
+    """Kafka refuses: 'Configs cannot be updated dynamically for existing listener INTERNAL, restart broker or
+    create a new listener for update'."""
+    have = live({B1: {"listener.name.internal.connections.max.reauth.ms": "1000"}}, brokers=(1,),
+                endpoints=ENDPOINTS)
+    desired = _with({"listener.name.internal.connections.max.reauth.ms": "2000"})
+    (d,) = errors(check_live(desired, have))
+    assert d.message.startswith("Configs cannot be updated dynamically for existing listener INTERNAL")
+    assert d.key == "listener.name.internal.connections.max.reauth.ms" and d.source == src(11)
+    # adding one to an existing listener is a change too; on a new listener it is how such configs are set
+    added = _with({"listener.name.internal.sasl.enabled.mechanisms": "PLAIN"})
+    assert len(errors(check_live(added, live(brokers=(1,), endpoints=ENDPOINTS)))) == 1
+    new_listener = state({B1: {"listeners": LISTENERS + ",EXTERNAL://:9094",
+                               "listener.name.external.sasl.enabled.mechanisms": "PLAIN"}}, listeners=_listeners())
+    assert errors(check_live(new_listener, live(brokers=(1,), endpoints=ENDPOINTS))) == []
+
+
+def test_reconfigurable_listener_configs_may_change() -> None:
+    have = live({B1: {"listener.name.internal.max.connections": "100",
+                      "listener.name.internal.num.network.threads": "3"}}, brokers=(1,), endpoints=ENDPOINTS)
+    desired = _with({"listener.name.internal.max.connections": "200",
+                     "listener.name.internal.num.network.threads": "4"})
+    assert check_live(desired, have) == []
+
+
+def test_a_new_keystore_is_a_warning_of_what_the_broker_checks() -> None:
+    have = live({B1: {"listener.name.replication.ssl.keystore.location": "/old.jks"}}, brokers=(1,),
+                endpoints=ENDPOINTS)
+    desired = _with({"listener.name.replication.ssl.keystore.location": "/new.jks"})
+    (d,) = check_live(desired, have)
+    assert d.severity == "warning" and "SslFactory.validateReconfiguration" in d.message
+    assert "distinguished name" in d.message and d.source == src(11)
+
+
+def test_passwords_of_existing_listeners_are_left_to_the_plan() -> None:
+    """A stored (encoded) password against a secret reference: only the plan's comparison can tell."""
+    have = live({B1: {"listener.name.internal.sasl.jaas.config": "encryptedPassword:x"}}, brokers=(1,),
+                endpoints=ENDPOINTS)
+    desired = state({B1: {"listeners": LISTENERS}}, listeners=_listeners())
+    desired.entities[B1].config["listener.name.internal.sasl.jaas.config"] = DesiredValue(  # type: ignore[index]
+        SecretRef(env="JAAS"), src(19))
+    assert check_live(desired, have) == []
+
+
+def test_metric_reporters_change_is_a_warning() -> None:
+    desired = state({DEFAULT: {"metric.reporters": "com.example.Reporter"}})
+    (d,) = check_live(desired, live(brokers=(1,)))
+    assert d.severity == "warning" and "class path" in d.message and d.key == "metric.reporters"
