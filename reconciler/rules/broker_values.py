@@ -6,8 +6,9 @@ A broker builds a new `KafkaConfig` from server.properties, `<default>` and its 
 broker ignores the whole update. These checks see the same effective values, per broker, from the manifests:
 its BrokerConfig, `<default>`, its declared server.properties, Kafka's default (`effective.resolve`).
 
-When a verdict rests on a value the manifests cannot know (no server.properties declared for that broker, so
-Kafka's default is assumed), it is a warning that says so: Kafka will decide at apply time.
+When a verdict rests on a value the manifests cannot know (a key neither set dynamically nor in the declared
+server.properties, which may list only part of the real file, so Kafka's default is assumed), it is a warning
+that says so: Kafka will decide at apply time.
 Rules and their Kafka sources (3.9; the same in 2.8-3.9 unless a version is named):
   log.roll.ms >= 1, log.roll.jitter.ms >= 0, log.retention.ms >= 1 or negative (unlimited)
                                        KafkaConfig.validateValues
@@ -74,13 +75,12 @@ class _Broker:
     def __init__(self, desired: DesiredState, catalog: Catalog, layers: DesiredLayers, broker: str) -> None:
         self.desired, self.catalog, self.layers, self.broker = desired, catalog, layers, broker
         self.ref = EntityRef("brokers", broker)
-        self.has_static = broker in desired.static or DEFAULT_ENTITY in desired.static
         self.where = "the cluster default" if broker == DEFAULT_ENTITY else f"broker {broker}"
 
     def get(self, key: str) -> _Value:
         found = resolve(self.layers, self.catalog, self.ref, key, version=self.desired.cluster.kafka_version)
         source, layer = self._source(key)
-        return _Value(key, found.value, source, found.is_default and not self.has_static, layer == DEFAULT_ENTITY)
+        return _Value(key, found.value, source, found.is_default, layer == DEFAULT_ENTITY)
 
     def _source(self, key: str) -> tuple[SourceRef | None, str | None]:
         for name in (self.broker, DEFAULT_ENTITY):
@@ -102,8 +102,8 @@ def _problem(b: _Broker, values: tuple[_Value, ...], message: str, kafka: str) -
         and shown.at_default else b.where
     text = f"{where}: {message} ({kafka})"
     if assumed:
-        text += (f"; assuming Kafka's default for {', '.join(assumed)} (no server.properties declared): "
-                 "the broker checks this when it applies the update")
+        text += (f"; assuming Kafka's default for {', '.join(assumed)} (set neither here nor in the declared "
+                 "server.properties): the broker checks this when it applies the update")
     return Diagnostic("warning" if assumed else "error", text, shown.source, shown.key)
 
 

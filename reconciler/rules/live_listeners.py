@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from typing import Literal
 
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SecretRef, SourceRef
@@ -47,16 +48,19 @@ def _desired_layer(desired: DesiredState, ref: EntityRef) -> dict[str, DesiredVa
     return dict(entity.config) if entity is not None else None
 
 
-def _merged(desired: DesiredState, live: LiveState, broker: str) -> tuple[dict[str, str], dict[str, object]]:
-    """(before, after) of `<default>` overlaid with the broker's own dynamic configs."""
-    before: dict[str, str] = {}
+def _layers(desired: DesiredState, live: LiveState, broker: str) -> tuple[
+        dict[str, object], dict[str, object], dict[str, object]]:
+    """(declared server.properties, dynamic configs before, dynamic configs after): `<default>` overlaid with
+    the broker's own, in ZooKeeper now and once the plan is applied (undeclared entities keep theirs)."""
+    static: dict[str, object] = dict(desired.static.get(broker) or desired.static.get(DEFAULT_ENTITY) or {})
+    before: dict[str, object] = {}
     after: dict[str, object] = {}
     for ref in (EntityRef("brokers", DEFAULT_ENTITY), EntityRef("brokers", broker)):
         old = _live_layer(live, ref)
         before.update(old)
         new = _desired_layer(desired, ref)
-        after.update(old if new is None else {k: v for k, v in new.items()})
-    return before, after
+        after.update(old if new is None else new)
+    return static, before, after
 
 
 def _value(v: object) -> object:
@@ -69,55 +73,66 @@ def _where(v: object, fallback: SourceRef | None) -> SourceRef | None:
     return v.source if isinstance(v, DesiredValue) else fallback
 
 
+_Finding = tuple[Literal["error", "warning"], str, SourceRef | None, str]
+
+
 def check_listener_configs(desired: DesiredState, live: LiveState) -> Iterator[Diagnostic]:
+    """Per (severity, message, line, key) once, naming every broker it concerns."""
+    found: dict[_Finding, list[str]] = {}
     for broker_id, reg in sorted(live.brokers.items()):
-        broker = str(broker_id)
-        entity = desired.entities.get(EntityRef("brokers", broker))
-        fallback = entity.source if entity is not None else desired.cluster.source
-        before, after = _merged(desired, live, broker)
-        existing = {n for e in reg.endpoints for n in _names(e)} | _names(before.get("listeners", ""))
-        new_value = after.get("listeners")
-        kept = existing & (_names(str(_value(new_value))) if new_value is not None else existing)
-        for name in sorted(kept):
-            prefix = f"listener.name.{name.lower()}."
-            keys = sorted({k for k in (*before, *after) if k.startswith(prefix)})
-            for key in keys:
-                base = key[len(prefix):]
-                old, new = before.get(key), after.get(key)
-                old_v, new_v = _value(old), _value(new)
-                both = old is not None and new is not None
-                if old_v == new_v or (both and _UNKNOWN in (old_v, new_v)):
-                    continue  # unchanged, or a password whose change only the plan can tell (its risk says so)
-                if base not in RECONFIGURABLE:
-                    yield Diagnostic(
-                        "error",
-                        f"Configs cannot be updated dynamically for existing listener {name}, restart broker or "
-                        f"create a new listener for update ({key} on broker {broker}; "
-                        "DynamicListenerConfig.validateReconfiguration)",
-                        _where(new, fallback), key,
-                    )
-                elif base in SSL_STORES and new is not None:
-                    yield Diagnostic(
-                        "warning",
-                        f"{key} changes on broker {broker}: when it applies this, the broker checks the new store "
-                        "(SslFactory.validateReconfiguration): the same number of entries, the same distinguished "
-                        "name and subject alternative names (unless ssl.allow.dn.changes / ssl.allow.san.changes), "
-                        "and for the inter-broker listener a certificate its truststore trusts; if that fails the "
-                        "broker keeps the old store and ignores the whole update",
-                        _where(new, fallback), key,
-                    )
-        yield from _metric_reporters(broker, before, after, fallback)
+        for severity, message, where, key in _broker(desired, live, str(broker_id), reg.endpoints):
+            found.setdefault((severity, message, where, key), []).append(str(broker_id))
+    for (severity, message, where, key), brokers in found.items():
+        yield Diagnostic(severity, message.replace("{brokers}", f"broker(s) {', '.join(brokers)}"), where, key)
 
 
-def _metric_reporters(broker: str, before: Mapping[str, str], after: Mapping[str, object],
-                      fallback: SourceRef | None) -> Iterator[Diagnostic]:
+
+
+def _broker(desired: DesiredState, live: LiveState, broker: str, endpoints: tuple[str, ...]) -> Iterator[_Finding]:
+    """The broker compares its whole old and new config (server.properties included). The declared
+    server.properties may list only part of the real file, so a side that is in neither it nor the dynamic
+    configs is unknown: a warning, not an error."""
+    entity = desired.entities.get(EntityRef("brokers", broker))
+    fallback = entity.source if entity is not None else desired.cluster.source
+    static, before, after = _layers(desired, live, broker)
+    existing = {n for e in endpoints for n in _names(e)} | _names(str(_value(before.get("listeners", ""))))
+    new_value = after.get("listeners")
+    kept = existing & (_names(str(_value(new_value))) if new_value is not None else existing)
+    for name in sorted(kept):
+        prefix = f"listener.name.{name.lower()}."
+        for key in sorted({k for k in (*before, *after) if k.startswith(prefix)}):
+            if _value(before.get(key)) == _value(after.get(key)):
+                continue  # the dynamic configs do not change it
+            base = key[len(prefix):]
+            old, new = before.get(key, static.get(key)), after.get(key, static.get(key))
+            old_v, new_v = _value(old), _value(new)
+            known = old is not None and new is not None
+            if known and (old_v == new_v or _UNKNOWN in (old_v, new_v)):
+                continue  # as in server.properties, or a password whose change only the plan can tell
+            where = _where(after.get(key), _where(before.get(key), fallback))
+            if base not in RECONFIGURABLE and known:
+                yield ("error", f"Configs cannot be updated dynamically for existing listener {name}, restart broker "
+                       f"or create a new listener for update ({key} on {{brokers}}; "
+                       "DynamicListenerConfig.validateReconfiguration)", where, key)
+            elif base not in RECONFIGURABLE:
+                yield ("warning", f"{key} changes on the existing listener {name} on {{brokers}}: Kafka refuses it "
+                       "(\"Configs cannot be updated dynamically for existing listener\", DynamicListenerConfig."
+                       "validateReconfiguration) unless server.properties already has the same value, and the declared "
+                       "server.properties do not show it", where, key)
+            elif base in SSL_STORES and after.get(key) is not None:
+                yield ("warning", f"{key} changes on {{brokers}}: when it applies this, the broker checks the new "
+                       "store (SslFactory.validateReconfiguration): the same number of entries, the same distinguished "
+                       "name and subject alternative names (unless ssl.allow.dn.changes / ssl.allow.san.changes), "
+                       "and for the inter-broker listener a certificate its truststore trusts; if that fails the "
+                       "broker keeps the old store and ignores the whole update", where, key)
+    yield from _metric_reporters(before, after, fallback)
+
+
+def _metric_reporters(before: Mapping[str, object], after: Mapping[str, object],
+                      fallback: SourceRef | None) -> Iterator[_Finding]:
     new = after.get("metric.reporters")
     if new is None or _value(new) == _value(before.get("metric.reporters", "")) or not _value(new):
         return
-    yield Diagnostic(
-        "warning",
-        f"metric.reporters changes on broker {broker}: every class named must be on the broker's class path with a "
-        "public no-argument constructor (DynamicMetricsReporters.validateReconfiguration); otherwise the broker "
-        "ignores the whole update",
-        _where(new, fallback), "metric.reporters",
-    )
+    yield ("warning", "metric.reporters changes on {brokers}: every class named must be on the broker's class path "
+           "with a public no-argument constructor (DynamicMetricsReporters.validateReconfiguration); otherwise the "
+           "broker ignores the whole update", _where(new, fallback), "metric.reporters")

@@ -69,17 +69,16 @@ def _remote(state: DesiredState, catalog: Catalog, layers: DesiredLayers, topic:
 def _system_enabled(state: DesiredState, topic: DesiredTopic, at: SourceRef | None) -> Iterator[Diagnostic]:
     declared = {b: props[SYSTEM_KEY].value for b, props in state.static.items() if SYSTEM_KEY in props}
     off = sorted(b for b, v in declared.items() if str(v).strip().lower() != "true")
-    missing = sorted(b for b in state.static if b not in declared)
     where = f"topic {topic.name}: remote.storage.enable=true needs {SYSTEM_KEY}=true on the brokers"
     kafka = "LogConfig.validateRemoteStorageOnlyIfSystemEnabled"
-    if off or missing:
-        brokers = ", ".join(off + missing)
-        yield Diagnostic("error", f"{where}; the server.properties declared for broker(s) {brokers} do not set it: "
-                         f"Tiered Storage functionality is disabled in the broker ({kafka})", at,
+    if off:
+        yield Diagnostic("error", f"{where}; the server.properties declared for broker(s) {', '.join(off)} set it "
+                         f"to false: Tiered Storage functionality is disabled in the broker ({kafka})", at,
                          "remote.storage.enable")
-    elif not state.static:
-        yield Diagnostic("warning", f"{where} (no server.properties declared to check; the broker refuses the "
-                         f"config otherwise: {kafka})", at, "remote.storage.enable")
+    elif not declared or len(declared) < len(state.static):
+        yield Diagnostic("warning", f"{where} (not set in the declared server.properties, so Kafka's default false "
+                         f"is assumed; the broker refuses the config unless it is enabled: {kafka})", at,
+                         "remote.storage.enable")
 
 
 def check_topic_values(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:

@@ -94,8 +94,8 @@ CASES: list[KafkaCase] = [
     # --- K06-K07: per-IP connection limits ------------------------------------------------------------------
     k("per-ip-zero-alone", "K06", "reject", "max.connections.per.ip",
       default("    max.connections.per.ip: 0   #<-\n", static=True), VC, "can be set to zero only if",
-      static="log.dirs=/k\n"),
-    # without a declared server.properties, the overrides may be set there: Kafka decides
+      static="max.connections.per.ip.overrides=\n"),
+    # overrides set nowhere the manifests show may be in the real server.properties: Kafka decides
     k("per-ip-zero-overrides-unknown", "K06", "warn", "max.connections.per.ip",
       default("    max.connections.per.ip: 0   #<-\n"), VC, "assuming Kafka's default"),
     k("per-ip-zero-with-overrides", "K06", "accept", "max.connections.per.ip",
@@ -161,6 +161,11 @@ CASES: list[KafkaCase] = [
       default("    num.io.threads: 8\n", static=True) + "---\n"
       + topics("    t: {partitions: 1, config: {remote.storage.enable: true}}   #<-\n"),
       "LogConfig.validateRemoteStorageOnlyIfSystemEnabled", "Tiered Storage functionality is disabled",
+      version="3.9", static="remote.log.storage.system.enable=false\n"),
+    k("remote-system-not-declared", "K14", "warn", "remote.storage.enable",
+      default("    num.io.threads: 8\n", static=True) + "---\n"
+      + topics("    t: {partitions: 1, config: {remote.storage.enable: true}}   #<-\n"),
+      "LogConfig.validateRemoteStorageOnlyIfSystemEnabled", "Kafka's default false is assumed",
       version="3.9", static="log.dirs=/k\n"),
     k("remote-system-enabled", "K14", "accept", "remote.storage.enable",
       default("    num.io.threads: 8\n", static=True) + "---\n"

@@ -340,9 +340,20 @@ def test_an_existing_listener_config_that_needs_a_restart_is_refused() -> None:
     (d,) = errors(check_live(desired, have))
     assert d.message.startswith("Configs cannot be updated dynamically for existing listener INTERNAL")
     assert d.key == "listener.name.internal.connections.max.reauth.ms" and d.source == src(11)
-    # adding one to an existing listener is a change too; on a new listener it is how such configs are set
-    added = _with({"listener.name.internal.sasl.enabled.mechanisms": "PLAIN"})
-    assert len(errors(check_live(added, live(brokers=(1,), endpoints=ENDPOINTS)))) == 1
+    # adding one to an existing listener is a change too, unless server.properties already has that value (the
+    # broker compares its whole config); without declared server.properties only the broker can tell
+    key = "listener.name.internal.sasl.enabled.mechanisms"
+    have = live(brokers=(1,), endpoints=ENDPOINTS)
+    (warned,) = check_live(_with({key: "PLAIN"}), have)
+    assert warned.severity == "warning" and "unless server.properties already has the same value" in warned.message
+    partial = state({B1: {"listeners": LISTENERS, key: "PLAIN"}}, listeners=_listeners(),
+                    static={"1": {"log.dirs": "/k"}})  # a partial server.properties proves nothing either way
+    assert [d.severity for d in check_live(partial, have)] == ["warning"]
+    other = state({B1: {"listeners": LISTENERS, key: "PLAIN"}}, listeners=_listeners(),
+                  static={"1": {key: "SCRAM-SHA-512"}})
+    assert len(errors(check_live(other, have))) == 1
+    same = state({B1: {"listeners": LISTENERS, key: "PLAIN"}}, listeners=_listeners(), static={"1": {key: "PLAIN"}})
+    assert check_live(same, have) == []
     new_listener = state({B1: {"listeners": LISTENERS + ",EXTERNAL://:9094",
                                "listener.name.external.sasl.enabled.mechanisms": "PLAIN"}}, listeners=_listeners())
     assert errors(check_live(new_listener, live(brokers=(1,), endpoints=ENDPOINTS))) == []
