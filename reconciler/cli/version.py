@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from typing import Any
 
 import click
@@ -24,6 +22,9 @@ def known_releases() -> tuple[str, ...]:
 
 
 def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError  # 10-15 ms to import: only for --version
+    from importlib.metadata import version as package_version
+
     from reconciler.catalog import load_catalog
 
     try:
