@@ -280,6 +280,7 @@ class LiveEntity:
     config: Mapping[str, str]
     version: int | None  # znode version read; None when the znode does not exist
     has_children: bool = False
+    mtime_ms: int | None = None  # the znode's last modification (ZooKeeper's stat), for drift reports
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,12 +195,14 @@ def drift_report(
                 "modified since the last apply are listed without key detail")
         refs = sorted(live.entities, key=str)
         items = [(entity_path(ref), DriftItem(ref.display, "*", None, None)) for ref in refs]
-    stats = _stats(client, (path for path, _ in items))
+    # the live read already holds every config znode's mtime: ask ZooKeeper only for the other paths
+    known = {entity_path(ref): e.mtime_ms for ref, e in live.entities.items() if e.mtime_ms is not None}
+    stats = _stats(client, (path for path, _ in items if path not in known))
     notified = _notifications(client, since.created_ms) if items else {}
     out: list[DriftItem] = []
     for path, item in items:
         stat = stats.get(path)
-        mtime = int(stat.mtime) if stat is not None else None
+        mtime = known[path] if path in known else int(stat.mtime) if stat is not None else None
         if plan is None and (mtime is None or mtime <= since.created_ms):
             continue
         note_ms = notified.get(path)

@@ -163,11 +163,15 @@ class _Runner:
             before = self.history.desired(applied.revision, name) if applied is not None else None
             scope = _union(read_scope(desired), read_scope(before[0]) if before else None)
             live = with_applied_passwords(client, desired, read_live_state(client, name, scope))
+            result = plan_against(desired, live, root, self.revision)
+            # the manifests applied last are usually these very ones (a readable commit, not a dirty tree):
+            # their drift plan is this plan
+            same = before is not None and applied is not None and applied.revision == self.revision
             try:
-                drift = drift_report(client, name, entries, live, _plan_since(before, live))
+                drift = drift_report(client, name, entries, live,
+                                     (lambda _: result.plan) if same else _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it
                 drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
-        result = plan_against(desired, live, root, self.revision)
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
             return Outcome(name, "failed", plan=result.plan, drift=drift, diagnostics=result.diagnostics,

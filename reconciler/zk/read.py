@@ -232,7 +232,7 @@ def _decode(
         if (item := got.get(path)) is not None:
             data, stat = item
             config = layout.decode_entity_config(data, zk.where(path), stat.numChildren > 0)
-            entities[ref] = LiveEntity(ref, frozen_map(config), stat.version, stat.numChildren > 0)
+            entities[ref] = LiveEntity(ref, frozen_map(config), stat.version, stat.numChildren > 0, int(stat.mtime))
     brokers: dict[int, BrokerRegistration] = {}
     for broker in broker_ids:
         path = layout.broker_path(broker)
