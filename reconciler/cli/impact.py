@@ -64,7 +64,7 @@ def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, invent
     if inventory is not None:
         check_inventory(inventory)
     opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory, master=master,
-                         out=out, full=full)
+                         out=out, full=full, progress=obj.progress())
     summary = run_impact(opts)
     if fmt == "json":
         from reconciler.impact.report import render_json

@@ -7,12 +7,14 @@ import logging
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.model import DesiredState
+from reconciler.progress import NO_PROGRESS, Progress
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,7 @@ class ImpactOptions:
     master: str = "local[*]"
     out: Path | None = None
     full: bool = False  # evaluate every topic x every topic key (slower; same result)
+    progress: Progress = NO_PROGRESS  # a line per phase on stderr (the CLI's), nothing for embedders
 
 
 def select_states(opts: ImpactOptions) -> dict[str, DesiredState]:
@@ -60,28 +63,45 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.session import spark_session
 
     started = time.monotonic()
-    states = select_states(opts)
-    after = after_rows(states)
-    with spark_session(opts.master) as spark, tempfile.TemporaryDirectory(prefix="impact-live-") as tmp:
-        if opts.inventory is not None:
-            inventory_dir, before = opts.inventory, _inventory_note(opts.inventory)
-        else:
-            from reconciler.impact.snapshot import snapshot
-
-            inventory_dir, before = Path(tmp), "live state read from ZooKeeper"
-            if states:
-                snapshot(spark, states, opts.repo, inventory_dir)
-            else:
-                _empty_inventory(spark, inventory_dir)
-        inv = read_inventory(spark, inventory_dir)
-        changes = compute_changes(spark, inv, after, full=opts.full)
-        summary = summarize(spark, changes)
-        summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
-                             "change": assessed_change(opts.repo, opts.git_base)}
+    progress = opts.progress
+    with progress.phase("impact: clusters to assess") as phase:
+        states = select_states(opts)
+        after = after_rows(states)
+        phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
+    with ExitStack() as stack:  # Spark and the temporary inventory live until the reports are written
+        with progress.phase(f"impact: start Spark ({opts.master})") as phase:
+            spark = stack.enter_context(spark_session(opts.master))
+            phase.done(f"Spark {spark.version}")
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="impact-live-")))
+        with progress.phase("impact: before (inventory or live state)") as phase:
+            inventory_dir, before = _before(spark, opts, states, tmp)
+            inv = read_inventory(spark, inventory_dir)
+            phase.done(before)
+        with progress.phase("impact: effective configs before and after, and the summary") as phase:
+            changes = compute_changes(spark, inv, after, full=opts.full)
+            summary = summarize(spark, changes)
+            summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
+                                 "change": assessed_change(opts.repo, opts.git_base)}
+            phase.done(f"{summary['topicsAffected']:,} topic(s), {summary['brokersAffected']:,} broker(s) affected")
         if opts.out is not None:
-            write_outputs(opts.out, summary, changes)
+            with progress.phase(f"impact: write reports to {opts.out}") as phase:
+                write_outputs(opts.out, summary, changes)
+                phase.done("report.md, report.json, report.html, Parquet details")
     log.info("impact of %d cluster(s) computed in %.1fs", len(states), time.monotonic() - started)
     return summary
+
+
+def _before(spark: Any, opts: ImpactOptions, states: dict[str, DesiredState], tmp: Path) -> tuple[Path, str]:
+    """The inventory directory to read and how the report names it (a given inventory, or a live snapshot)."""
+    if opts.inventory is not None:
+        return opts.inventory, _inventory_note(opts.inventory)
+    from reconciler.impact.snapshot import snapshot
+
+    if states:
+        snapshot(spark, states, opts.repo, tmp)
+    else:
+        _empty_inventory(spark, tmp)
+    return tmp, "live state read from ZooKeeper"
 
 
 def _empty_inventory(spark: Any, directory: Path) -> None:

@@ -11,6 +11,7 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.errors import ReconcilerError
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 DRIVER_MEMORY = os.environ.get("RECONCILER_SPARK_DRIVER_MEMORY", "2g")
 EXECUTOR_MEMORY = os.environ.get("RECONCILER_SPARK_EXECUTOR_MEMORY", "1g")
 
@@ -64,12 +66,16 @@ def _classic(master: str) -> SparkSession:
     conf = SparkConf().setMaster(master)
     for key, value in settings(master).items():
         conf.set(key, value)
+    verbose = log.isEnabledFor(logging.INFO)  # -v
+    if not verbose and not conf.contains("spark.driver.extraJavaOptions"):
+        # Spark's default log4j profile prints its banner and start-up warnings before setLogLevel can act
+        conf.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
     if SparkContext._gateway is None:
         # JVM stdout -> our stderr (fd 2): stdout carries only the report
         SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": 2})  # type: ignore[no-untyped-call]
         SparkContext._jvm = SparkContext._gateway.jvm
     sc = SparkContext.getOrCreate(conf)
-    sc.setLogLevel("ERROR")
+    sc.setLogLevel("WARN" if verbose else "ERROR")
     return SparkSession(sc)
 
 

@@ -93,3 +93,8 @@ def test_same_json_on_a_standalone_cluster(spark: Any, standalone: str, tmp_path
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout == local  # stdout is only the report: Spark's logs went to stderr
+    # off a terminal: one line per phase, and none of Spark's start-up chatter without -v
+    phases = [line for line in proc.stderr.splitlines() if "impact: " in line]
+    assert [p.split("impact: ", 1)[1].split(" ")[0] for p in phases] == [
+        "clusters", "start", "before", "effective"], proc.stderr[-4000:]
+    assert "log4j" not in proc.stderr and " WARN " not in proc.stderr, proc.stderr[-4000:]
