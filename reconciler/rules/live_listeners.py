@@ -100,6 +100,7 @@ def _broker(desired: DesiredState, live: LiveState, broker: str, endpoints: tupl
     kept = existing & (_names(str(_value(new_value))) if new_value is not None else existing)
     for name in sorted(kept):
         prefix = f"listener.name.{name.lower()}."
+        stores: list[tuple[str, SourceRef | None]] = []  # SSL store settings that change: one warning for them
         for key in sorted({k for k in (*before, *after) if k.startswith(prefix)}):
             if _value(before.get(key)) == _value(after.get(key)):
                 continue  # the dynamic configs do not change it
@@ -120,11 +121,15 @@ def _broker(desired: DesiredState, live: LiveState, broker: str, endpoints: tupl
                        "validateReconfiguration) unless server.properties already has the same value, and the declared "
                        "server.properties do not show it", where, key)
             elif base in SSL_STORES and after.get(key) is not None:
-                yield ("warning", f"{key} changes on {{brokers}}: when it applies this, the broker checks the new "
-                       "store (SslFactory.validateReconfiguration): the same number of entries, the same distinguished "
-                       "name and subject alternative names (unless ssl.allow.dn.changes / ssl.allow.san.changes), "
-                       "and for the inter-broker listener a certificate its truststore trusts; if that fails the "
-                       "broker keeps the old store and ignores the whole update", where, key)
+                stores.append((key, where))
+        if stores:
+            keys = ", ".join(k for k, _ in stores)
+            yield ("warning", f"the SSL store settings of listener {name} change on {{brokers}} ({keys}): when it "
+                   "applies this, the broker checks the new store (SslFactory.validateReconfiguration): the same "
+                   "number of entries, the same distinguished name and subject alternative names (unless "
+                   "ssl.allow.dn.changes / ssl.allow.san.changes), and for the inter-broker listener a "
+                   "certificate its truststore trusts; if that fails the broker keeps the old store and ignores "
+                   "the whole update", stores[0][1], stores[0][0])
     yield from _metric_reporters(before, after, fallback)
 
 

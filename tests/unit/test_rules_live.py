@@ -374,6 +374,11 @@ def test_a_new_keystore_is_a_warning_of_what_the_broker_checks() -> None:
     (d,) = check_live(desired, have)
     assert d.severity == "warning" and "SslFactory.validateReconfiguration" in d.message
     assert "distinguished name" in d.message and d.source == src(11)
+    # a new store is several settings: one warning for the listener, naming them
+    two = _with({"listener.name.replication.ssl.keystore.location": "/new.jks",
+                 "listener.name.replication.ssl.keystore.type": "PKCS12"})
+    (d,) = check_live(two, have)
+    assert "ssl.keystore.location" in d.message and "ssl.keystore.type" in d.message
 
 
 def test_passwords_of_existing_listeners_are_left_to_the_plan() -> None:
