@@ -14,7 +14,7 @@ more than colour: stderr must be a terminal that is not dumb (FORCE_COLOR colour
 animate it). The decisions are ours, passed to rich explicitly, so they do not change with rich's defaults.
 
 Plain lines go out as they are when colour is off: rich would add nothing to them but time (a 10,000-topic
-plan has ~100,000 lines). What a library cannot do stays ours: Kafka-aware units (`render/units.py`) and
+plan has ~100,000 lines). What a library cannot do stays ours: Kafka-aware units (`units.py`) and
 escaping of control characters from manifests and ZooKeeper (`render.common.printable`) happen before
 anything reaches rich, which renders `Text` objects (never markup), so `[bold]` in a topic name stays text.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.impact.report import count, headline, size
-from reconciler.render.units import short
+from reconciler.units import short
 
 COLOURS = {"destructive": "#d1242f", "disruptive": "#d4a72c", "safe": "#2da44e"}
 RISKS = ("destructive", "disruptive", "safe")

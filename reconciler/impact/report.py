@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from reconciler.render.units import short
+from reconciler.units import short
 
 BUDGET = 60_000
 BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}

@@ -13,7 +13,7 @@ from reconciler.errors import clip
 from reconciler.errors import printable as printable  # re-exported: the renderers import it from here
 from reconciler.model import RISK_ORDER, Risk, SourceRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
-from reconciler.render.units import describe
+from reconciler.units import describe
 
 MAX_SHOWN_VALUE = 1000  # characters of one value in text and Markdown plans
 UNMANAGED_SHOWN = 10  # names listed before "… and N more"

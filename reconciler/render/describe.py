@@ -18,7 +18,7 @@ from reconciler.catalog import Catalog
 from reconciler.effective import Effective, EntityResolver, Layers, Synonym, quota_fallbacks
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState
 from reconciler.render.styled import Block, Table, line
-from reconciler.render.units import describe as with_unit
+from reconciler.units import describe as with_unit
 
 _TYPE_ORDER = {"brokers": 0, "topics": 1, "users": 2, "clients": 3, "ips": 4}
 _SOURCE_LABEL = {

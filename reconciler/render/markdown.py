@@ -29,7 +29,7 @@ from reconciler.render.common import (
     summary,
     unmanaged_text,
 )
-from reconciler.render.units import describe
+from reconciler.units import describe
 
 GITHUB_LIMIT = 65_536
 BUDGET = 60_000  # headroom for emoji counted as two UTF-16 units and text a workflow wraps around it

@@ -28,8 +28,8 @@ from typing import Literal
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, Plan
-from reconciler.render.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 from reconciler.risk.inherit import RiskContext
+from reconciler.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 
 __all__ = [
     "ENCODER_ROTATION",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
-from reconciler.render.units import humanize, looks_like_seconds
+from reconciler.units import humanize, looks_like_seconds
 from reconciler.values import check
 
 ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
@@ -119,7 +119,7 @@ def _compaction_lags(config: dict[str, DesiredValue], where: str) -> Iterator[Di
 
 def seconds_in_ms(key: str, value: DesiredValue) -> Diagnostic | None:
     """A warning for `retention.ms: 604800`: Kafka reads milliseconds, so that is 10m4.8s, not the 7d it
-    most likely meant (`render.units.looks_like_seconds` says which values look so)."""
+    most likely meant (`units.looks_like_seconds` says which values look so)."""
     if not isinstance(value.value, str):
         return None
     meant = looks_like_seconds(key, value.value)
