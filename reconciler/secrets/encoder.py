@@ -14,24 +14,22 @@ import os
 import re
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes, padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
-
 from reconciler.errors import SecretError, check_cancelled
 from reconciler.model import PasswordEncoderSpec, Secret
 from reconciler.rules.cluster import MAX_ENCODER_ITERATIONS
 
+# `cryptography` is imported when a password is first encoded or decoded, not with this module: most plans
+# have no password to compare, and its import costs 10-15 ms of every command's start.
+
 CBC = "AES/CBC/PKCS5Padding"
 GCM = "AES/GCM/NoPadding"
 DEFAULT_KEY_FACTORY = "PBKDF2WithHmacSHA512"  # used when password.encoder.keyfactory.algorithm is unset
-KEY_FACTORIES: dict[str, type[hashes.HashAlgorithm]] = {
-    "PBKDF2WithHmacSHA1": hashes.SHA1,
-    "PBKDF2WithHmacSHA224": hashes.SHA224,
-    "PBKDF2WithHmacSHA256": hashes.SHA256,
-    "PBKDF2WithHmacSHA384": hashes.SHA384,
-    "PBKDF2WithHmacSHA512": hashes.SHA512,
+KEY_FACTORIES: dict[str, str] = {  # Kafka's key factory -> the name of `cryptography`'s hash class
+    "PBKDF2WithHmacSHA1": "SHA1",
+    "PBKDF2WithHmacSHA224": "SHA224",
+    "PBKDF2WithHmacSHA256": "SHA256",
+    "PBKDF2WithHmacSHA384": "SHA384",
+    "PBKDF2WithHmacSHA512": "SHA512",
 }
 _FACTORY_BY_LOWER = {name.lower(): name for name in KEY_FACTORIES}  # JCE algorithm names are case-insensitive
 _FACTORY_NAMES = ", ".join(KEY_FACTORIES)
@@ -123,8 +121,12 @@ def _utf8(text: str, what: str) -> bytes:
 
 
 def _derive_key(secret: Secret, kdf: str, key_bits: int, salt: bytes, iterations: int) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+
     check_cancelled()  # a signal ends the command between derivations (each is bounded, see above)
-    pbkdf2 = PBKDF2HMAC(KEY_FACTORIES[kdf](), length=key_bits // 8, salt=salt, iterations=iterations)
+    hash_class = getattr(hashes, KEY_FACTORIES[kdf])
+    pbkdf2 = PBKDF2HMAC(hash_class(), length=key_bits // 8, salt=salt, iterations=iterations)
     return pbkdf2.derive(_utf8(secret.reveal(), "password.encoder.secret"))  # Java: secret chars -> UTF-8
 
 
@@ -134,6 +136,9 @@ def _b64(data: bytes) -> str:
 
 def encode(plaintext: Secret, params: EncoderParams) -> str:
     """Encode like `EncryptingPasswordEncoder.encode`: random salt and IV, fields in Kafka 3.9's order."""
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     data = _utf8(plaintext.reveal(), "the password")
     salt = os.urandom(SALT_BYTES)
     kdf = _FACTORY_BY_LOWER[(params.key_factory_algorithm or DEFAULT_KEY_FACTORY).lower()]
@@ -201,6 +206,10 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     secret and, as in Kafka, the *configured* cipher, which picks the IV parser: so CBC-configured brokers
     cannot decode GCM values and vice versa. Raises `SecretError` saying which of these went wrong.
     """
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     fields = _parse_csv_map(encoded)
     if fields is None:
         raise SecretError("malformed encoded password: an item has no ':' (is this a Kafka-encoded value?)")

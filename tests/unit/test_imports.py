@@ -1,0 +1,27 @@
+"""A command imports what it uses (issue 18): start-up time is part of every plan, and a PR check should not
+pay for Spark, git, rich or the password cipher when it needs none of them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pyspark", "git", "rich", "cryptography", "jinja2", "jsonschema", "importlib.metadata")
+
+
+def _imported_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_plan_path_imports_none_of_the_heavy_libraries() -> None:
+    # what `reconciler plan` loads before it talks to ZooKeeper (a cluster without passwords)
+    assert _imported_after("import reconciler.cli.main, reconciler.cli.plan, reconciler.workflow") == set()
+
+
+def test_the_cipher_is_imported_when_a_password_is_encoded() -> None:
+    code = ("from reconciler.model import Secret\nfrom reconciler.secrets.encoder import EncoderParams, encode\n"
+            "encode(Secret('p'), EncoderParams(Secret('s'), iterations=1024))")
+    assert "cryptography" in _imported_after(code)
