@@ -206,10 +206,6 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     secret and, as in Kafka, the *configured* cipher, which picks the IV parser: so CBC-configured brokers
     cannot decode GCM values and vice versa. Raises `SecretError` saying which of these went wrong.
     """
-    from cryptography.exceptions import InvalidTag
-    from cryptography.hazmat.primitives import padding
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
     fields = _parse_csv_map(encoded)
     if fields is None:
         raise SecretError("malformed encoded password: an item has no ':' (is this a Kafka-encoded value?)")
@@ -245,9 +241,21 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
     if not configured_gcm and (len(iv) != 16 or not encrypted or len(encrypted) % 16):
         raise SecretError("malformed encoded password: bad CBC IV or ciphertext length")
     key = _derive_key(params.secret, kdf, key_bits, salt, iterations)
+    text = _decrypt(key, iv, encrypted, tag_bytes if configured_gcm else None)
+    if _java_length(text) != length:
+        raise SecretError("stored password could not be decoded: sanity check of length failed")
+    return Secret(text)
+
+
+def _decrypt(key: bytes, iv: bytes, encrypted: bytes, gcm_tag_bytes: int | None) -> str:
+    """AES-GCM (Java appends the tag to the ciphertext) or AES-CBC with PKCS#5 padding, to UTF-8 text."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     try:
-        if configured_gcm:  # Java appends the tag to the ciphertext
-            cut = len(encrypted) - tag_bytes
+        if gcm_tag_bytes is not None:
+            cut = len(encrypted) - gcm_tag_bytes
             mode = modes.GCM(iv, encrypted[cut:], min_tag_length=12)
             aead = Cipher(algorithms.AES(key), mode).decryptor()
             data = aead.update(encrypted[:cut]) + aead.finalize()
@@ -255,14 +263,11 @@ def decode(encoded: str, params: EncoderParams) -> Secret:
             cbc = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
             unpadder = padding.PKCS7(128).unpadder()
             data = unpadder.update(cbc.update(encrypted) + cbc.finalize()) + unpadder.finalize()
-        text = data.decode("utf-8")  # a wrong key that survives the padding check yields garbage bytes here
+        return data.decode("utf-8")  # a wrong key that survives the padding check yields garbage bytes here
     except (InvalidTag, ValueError):
         raise SecretError(
             "stored password could not be decoded with the configured password.encoder.secret (wrong secret?)"
         ) from None
-    if _java_length(text) != length:
-        raise SecretError("stored password could not be decoded: sanity check of length failed")
-    return Secret(text)
 
 
 def try_decode(encoded: str, *secrets_in_order: EncoderParams) -> tuple[Secret, int] | None:
