@@ -13,11 +13,10 @@ job costs scheduling time on a small machine); Python only adds up those few tho
 
 from __future__ import annotations
 
-import functools
-import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from reconciler.impact.facts import collect_json
 from reconciler.impact.job import Changes
 from reconciler.impact.riskexpr import RULES
 from reconciler.model import RISK_ORDER
@@ -79,14 +78,13 @@ def _deletion_estimate(t: DataFrame, parts: Column) -> DataFrame:
 
 
 def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
+    """The topic side of the summary: a few aggregates of the (cached) topic rows, collected together."""
     from pyspark.sql import functions as F
 
-    t, b, hits = ch.topics, ch.brokers, ch.broker_hits
+    t = ch.topics
     one = F.lit(1)
     rule_rows = t.select("*", F.explode("rules").alias("rule"))
-    broker_rules = b.select("cluster", "broker", "key", F.explode("rules").alias("rule"))
     parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
-    scope, declared = ch.scope_topics, ch.declared_topics
     deletion = {} if ch.sizes is None else {"deletion": _deletion_estimate(t, parts)}
     return {
         **deletion,
@@ -96,45 +94,51 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
             F.count(one).alias("topics"), F.sum(parts).alias("partitions"), F.sum("bytes").alias("bytes"),
             F.max(_severity(F.col("risk"))).alias("level"), F.array_distinct(F.flatten(F.collect_list("rules")))
             .alias("rules")),
-        "hits": hits.groupBy("cluster", "key").agg(F.count(one).alias("brokers")),
-        "hitBrokers": hits.groupBy("cluster").agg(F.countDistinct("broker").alias("brokers")),
-        "brokerKeys": b.groupBy("cluster", F.coalesce("topic_key", "key").alias("key")).agg(
-            F.count(one).alias("changes"), F.max(_severity(F.col("risk"))).alias("level"),
-            F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules")),
         "rules": _union(rule_rows, ["cluster", "topic", "rule"], ch.sizes).groupBy("cluster", "rule").agg(
             F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
-        "ruleKeys": rule_rows.select("rule", "key").distinct().unionByName(
-            broker_rules.select("rule", "key").distinct()),
-        "ruleBrokers": broker_rules.groupBy("cluster", "rule").agg(F.countDistinct("broker").alias("brokers")),
-        "inventory": scope.agg(F.count(one).alias("topics"), F.sum("partitions").alias("partitions")),
-        "inventoryBrokers": ch.brokers_all.agg(F.count(one).alias("n")),
-        "present": ch.brokers_all.select("cluster").unionByName(scope.select("cluster")).distinct(),
-        "created": declared.join(scope.select("cluster", "topic"), ["cluster", "topic"], "left_anti").agg(
-            F.count(one).alias("n")),
-        "grown": declared.alias("d").join(scope.alias("l"), ["cluster", "topic"])
-        .filter(F.col("d.partitions") > F.col("l.partitions")).agg(F.count(one).alias("n")),
+        "hosts": ch.topic_hosts,
         "sampleTopics": t.select("cluster", "topic", "key", "before", "after", parts.alias("partitions"), "risk",
                                  "rules")
         .orderBy(_severity(F.col("risk")).desc(), F.col("partitions").desc(), "cluster", "topic", "key").limit(sample),
-        "sampleBrokers": b.select("cluster", "broker", "key", "before", "after", "risk", "rules")
-        .orderBy(_severity(F.col("risk")).desc(), "cluster", "broker", "key").limit(sample),
     }
 
 
-def collect_sections(sections: dict[str, DataFrame]) -> dict[str, Rows]:
-    """Every section in one Spark job, each row as JSON (the sections have different columns)."""
-    from pyspark.sql import functions as F
-
-    parts = [
-        df.select(F.lit(name).alias("section"),
-                  F.to_json(F.struct(*df.columns), {"ignoreNullFields": "false"}).alias("row"))
-        for name, df in sections.items()
-    ]
-    union = functools.reduce(lambda x, y: x.unionByName(y), parts)
-    out: dict[str, Rows] = {name: [] for name in sections}
-    for row in union.collect():
-        out[row["section"]].append(json.loads(row["row"]))
-    return out
+def _broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
+    """The broker side of the summary, from the rows the driver resolved, and the inventory's facts."""
+    rows = ch.broker_side.rows  # (cluster, broker, key, topic_key, before, after, rules, risk)
+    hits = ch.broker_side.hits() | {(h["cluster"], h["key"], h["broker"]) for h in hosts}
+    per_key: dict[tuple[str, str], set[int]] = defaultdict(set)
+    per_cluster: dict[str, set[int]] = defaultdict(set)
+    for c, k, b in hits:
+        per_key[(c, k)].add(b)
+        per_cluster[c].add(b)
+    keys: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"changes": 0, "level": 0, "rules": set()})
+    rule_brokers: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for c, b, k, tk, _vb, _va, rules, risk in rows:
+        acc = keys[(c, tk or k)]
+        acc["changes"] += 1
+        acc["level"] = max(acc["level"], RISK_ORDER[risk])
+        acc["rules"] |= set(rules)
+        for r in rules:
+            rule_brokers[(c, r)].add(b)
+    order = sorted(rows, key=lambda r: (-RISK_ORDER[r[7]], r[0], r[1], r[2]))[:sample]
+    facts = ch.facts
+    return {
+        "hits": [{"cluster": c, "key": k, "brokers": len(bs)} for (c, k), bs in per_key.items()],
+        "hitBrokers": [{"cluster": c, "brokers": len(bs)} for c, bs in per_cluster.items()],
+        "brokerKeys": [{"cluster": c, "key": k, "changes": a["changes"], "level": a["level"],
+                        "rules": sorted(a["rules"])} for (c, k), a in keys.items()],
+        "ruleKeys": [{"rule": r, "key": k} for k, r in {(row[2], r) for row in rows for r in row[6]}],
+        "ruleBrokers": [{"cluster": c, "rule": r, "brokers": len(bs)} for (c, r), bs in rule_brokers.items()],
+        "inventory": [{"topics": sum(t[0] for t in facts.topics.values()),
+                       "partitions": sum(t[1] for t in facts.topics.values())}],
+        "inventoryBrokers": [{"n": len(facts.brokers)}],
+        "present": [{"cluster": c} for c in facts.present],
+        "created": [{"n": facts.created}],
+        "grown": [{"n": facts.grown}],
+        "sampleBrokers": [{"cluster": r[0], "broker": r[1], "key": r[2], "before": r[4], "after": r[5],
+                           "risk": r[7], "rules": r[6]} for r in order],
+    }
 
 
 def _name(level: int | None) -> str:
@@ -146,7 +150,10 @@ def _add(total: int | None, part: int | None) -> int | None:
 
 
 def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
-    s = collect_sections(_sections(ch, sample))
+    s = collect_json(spark, _sections(ch, sample))
+    s |= _broker_sections(ch, s["hosts"], sample)
+    for r in s["keys"]:  # the rules of topic rows name their rule keys too
+        s["ruleKeys"] += [{"rule": rule, "key": r["key"]} for rule in r["rules"] or []]
     has_sizes = ch.sizes is not None
     by_risk = {name: 0 for name in sorted(RISK_ORDER, key=RISK_ORDER.__getitem__, reverse=True)}
     topics = partitions = 0

@@ -38,6 +38,7 @@ __all__ = [
     "RiskRule",
     "annotate",
     "assess",
+    "fired_rules",
     "rule_key",
     "rules_for_key",
 ]
@@ -368,6 +369,17 @@ def assess(
         return "safe", ()
     fired.sort(key=lambda f: -RISK_ORDER[f[0].risk])  # stable: table order within one risk
     return fired[0][0].risk, tuple(dict.fromkeys(reason for _, reason in fired))
+
+
+def fired_rules(key: str, before: str | None, after: str | None, *, topic: bool,
+                rf: int | None = None) -> tuple[str, ...]:
+    """Ids of the keyed rules a `~` change of an effective value fires, table order (the fleet impact job's
+    rating: effective values, so no inherited value, no encoding, no any-key fallback). `rf` is the topic's
+    replication factor (`topic=True`) or the cluster's lowest one (a broker value), for `above_rf`."""
+    case = _Case(key=key, op="~", before=before, after=after, topic_rf=rf if topic else None, rf_histogram=None,
+                 min_rf_in_cluster=None if topic else rf, redacted=None, cleanup_policy=None)
+    return tuple(rule.id for rule in rules_for_key(key)
+                 if rule.keys and (_not_numbers(case, rule) or _detail(rule, case) is not None))
 
 
 # --- annotating a plan --------------------------------------------------------------------------------

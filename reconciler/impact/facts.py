@@ -1,0 +1,102 @@
+"""The first of the impact job's two queries: everything small, in one collect.
+
+The broker side of a fleet (registered brokers, dynamic broker configs, static files) is a few thousand rows;
+the inventory's size per cluster, its replication factors, the live overrides of the topics the manifests
+declare, and the declared topics that are new or grow are a handful more. One Spark job reads them all (each
+table once, column-pruned) and hands them to the driver, which resolves the broker side in Python
+(`brokerside`) and rates value pairs (`ratings`) before the one large query over topics and partitions.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reconciler.impact.afterstate import DECLARED_SCHEMA, TOPIC_SCHEMA, AfterRows
+from reconciler.impact.frames import local_df
+from reconciler.impact.inventory import Inventory
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+Row = tuple[Any, ...]
+
+
+@dataclass
+class Facts:
+    brokers: list[tuple[str, int]] = field(default_factory=list)
+    dynamic: list[Row] = field(default_factory=list)  # (cluster, entity, key, value): brokers entities
+    static: list[Row] = field(default_factory=list)  # (cluster, broker, key, value)
+    declared_live: list[Row] = field(default_factory=list)  # (cluster, topic, key, value) of declared topics
+    topics: dict[str, tuple[int, int, int | None]] = field(default_factory=dict)  # cluster -> (n, partitions, min rf)
+    rfs: set[int] = field(default_factory=set)
+    created: int = 0
+    grown: int = 0
+
+    @property
+    def min_rf(self) -> dict[str, int | None]:
+        return {c: t[2] for c, t in self.topics.items()}
+
+    @property
+    def present(self) -> set[str]:
+        return {c for c, _ in self.brokers} | set(self.topics)
+
+
+def collect_json(spark: SparkSession, sections: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
+    """Every section in one Spark job, each row as JSON (the sections have different columns)."""
+    from pyspark.sql import functions as F
+
+    parts = [
+        df.select(F.lit(name).alias("section"),
+                  F.to_json(F.struct(*df.columns), {"ignoreNullFields": "false"}).alias("row"))
+        for name, df in sections.items()
+    ]
+    union = functools.reduce(lambda x, y: x.unionByName(y), parts)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in sections}
+    for row in union.collect():
+        out[row["section"]].append(json.loads(row["row"]))
+    return out
+
+
+def only(df: DataFrame, clusters: list[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.filter(F.col("cluster").isin(clusters))
+
+
+def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Facts:
+    from pyspark.sql import functions as F
+
+    clusters = list(after.clusters)
+    configs = only(inv.configs, clusters)
+    topics = only(inv.topics, clusters)
+    declared = local_df(spark, [r for r in after.declared if r[1] == "topics"], DECLARED_SCHEMA).select(
+        "cluster", F.col("entity").alias("topic"))
+    wanted = local_df(spark, after.topics, TOPIC_SCHEMA).alias("d")
+    s = collect_json(spark, {
+        "brokers": only(inv.brokers, clusters).select("cluster", "broker"),
+        "dynamic": configs.filter(F.col("entity_type") == "brokers").select("cluster", "entity", "key", "value"),
+        "static": only(inv.static, clusters).select("cluster", "broker", "key", "value"),
+        "declaredLive": configs.filter(F.col("entity_type") == "topics")
+        .select("cluster", F.col("entity").alias("topic"), "key", "value")
+        .join(F.broadcast(declared), ["cluster", "topic"], "left_semi"),
+        "topics": topics.groupBy("cluster").agg(
+            F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions"),
+            F.min("replication_factor").alias("min_rf"), F.collect_set("replication_factor").alias("rfs")),
+        "declaredTopics": wanted.join(topics.alias("l"), ["cluster", "topic"], "left").agg(
+            F.sum(F.col("l.topic").isNull().cast("int")).alias("created"),
+            F.sum((F.col("d.partitions") > F.col("l.partitions")).cast("int")).alias("grown")),
+    })
+    declared_topics = s["declaredTopics"][0] if s["declaredTopics"] else {}
+    return Facts(
+        brokers=[(r["cluster"], r["broker"]) for r in s["brokers"]],
+        dynamic=[(r["cluster"], r["entity"], r["key"], r["value"]) for r in s["dynamic"]],
+        static=[(r["cluster"], r["broker"], r["key"], r["value"]) for r in s["static"]],
+        declared_live=[(r["cluster"], r["topic"], r["key"], r["value"]) for r in s["declaredLive"]],
+        topics={r["cluster"]: (r["n"], int(r["partitions"] or 0), r["min_rf"]) for r in s["topics"]},
+        rfs={rf for r in s["topics"] for rf in r["rfs"] or []},
+        created=int(declared_topics.get("created") or 0),
+        grown=int(declared_topics.get("grown") or 0),
+    )
