@@ -37,70 +37,124 @@ def _severity(risk: Column) -> Column:
     return expr
 
 
-def _union(rows: DataFrame, by: list[str], part_sizes: DataFrame | None) -> DataFrame:
-    """Per group (within one topic): affected partitions = union of the rows' partitions; their bytes."""
+def _mask(rules: Column) -> Column:
+    """Rule ids as a bit set (bit i = the i-th rule of the table): sets merge with `bit_or`, a plain hash
+    aggregate, where arrays would need Spark's object aggregate (sort-based past 128 groups a task)."""
     from pyspark.sql import functions as F
 
-    g = rows.groupBy(*by).agg(
-        F.first("partitions").alias("topic_partitions"), F.first("topic_bytes").alias("topic_bytes"),
-        F.max(F.col("part_ids").isNull().cast("int")).alias("all"),
-        F.collect_list("part_ids").alias("ids"),  # skips nulls: empty for the common all-partitions rows
-        F.max(_severity(F.col("risk"))).alias("level"),
-    ).withColumn("ids", F.array_distinct(F.flatten("ids")))
-    g = g.withColumn("all", (F.col("all") == 1) | (F.size("ids") == F.col("topic_partitions")))
-    g = g.withColumn("parts", F.when(F.col("all"), F.col("topic_partitions")).otherwise(F.size("ids")))
-    if part_sizes is None:
-        return g.withColumn("bytes", F.lit(None).cast("long"))
-    some = (g.filter(~F.col("all")).select(*by, F.explode("ids").alias("partition"))
-            .join(part_sizes, ["cluster", "topic", "partition"]).groupBy(*by).agg(F.sum("size_bytes").alias("pb")))
-    bytes_ = F.when(F.col("all"), F.col("topic_bytes")).otherwise(F.col("pb"))
-    return g.join(some, by, "left").withColumn("bytes", F.coalesce(bytes_, F.lit(0)).cast("long"))
+    mask = F.lit(0).cast("long")
+    for i, rid in enumerate(RULES):
+        mask = mask.bitwiseOR(F.when(F.array_contains(rules, rid), F.lit(1 << i)).otherwise(F.lit(0)).cast("long"))
+    return mask
 
 
-def _deletion_estimate(t: DataFrame, parts: Column) -> DataFrame:
-    """Per cluster, an estimate of the bytes a retention decrease deletes. `retention.ms` lowered from B to A:
-    the affected bytes × (B − A) ÷ B, assuming data is spread evenly over the retained time (from unlimited,
-    -1, no estimate: the data's age is unknown). `retention.bytes` lowered to A: per affected partition, its
-    share of the bytes above A (the partitions' mean size stands for each). A topic counts once, with the
-    larger of its two estimates; compaction is not considered (as if cleanup.policy includes delete)."""
+def rules_of(mask: int | None) -> list[str]:
+    return [rid for i, rid in enumerate(RULES) if (mask or 0) >> i & 1]
+
+
+def _deletion(t: DataFrame) -> Column:
+    """Bytes a retention decrease is expected to delete from this row's partitions. `retention.ms` lowered
+    from B to A: the affected bytes × (B − A) ÷ B, assuming data is spread evenly over the retained time (from
+    unlimited, -1, no estimate: the data's age is unknown). `retention.bytes` lowered to A: per affected
+    partition, its share of the bytes above A (the partitions' mean size stands for each). A topic counts once,
+    with the larger of its estimates; compaction is not considered (as if cleanup.policy includes delete)."""
     from pyspark.sql import functions as F
 
     before, after = F.col("before").try_cast("double"), F.col("after").try_cast("double")
-    size, n = F.col("bytes").cast("double"), parts.cast("double")
+    size, n = F.col("bytes").cast("double"), F.col("parts").cast("double")
     by_time = F.when((F.col("key") == "retention.ms") & (after >= 0) & (before > 0) & (after < before),
                      size * (before - after) / before)
     by_size = F.when((F.col("key") == "retention.bytes") & (after >= 0) & ((before < 0) | (after < before))
                      & (n > 0), n * F.greatest(F.lit(0.0), size / n - after))
-    return (t.select("cluster", "topic", F.coalesce(by_time, by_size).alias("est"))
-            .filter(F.col("est").isNotNull())
-            .groupBy("cluster", "topic").agg(F.max("est").alias("est"))
-            .groupBy("cluster").agg(F.sum("est").cast("long").alias("bytes")))
+    return F.coalesce(by_time, by_size)
+
+
+FACT_COLS = ("section", "cluster", "dim", "broker", "topics", "parts", "bytes", "level", "mask", "est")
+
+
+def _fact(df: DataFrame, section: str, dim: Column | str | None, **cols: Column) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    default: dict[str, Column] = {
+        "broker": F.lit(None).cast("int"), "topics": F.lit(1).cast("long"), "parts": F.lit(0).cast("long"),
+        "bytes": F.lit(None).cast("long"), "level": F.lit(0), "mask": F.lit(0).cast("long"),
+        "est": F.lit(None).cast("double")}
+    dim_col = F.lit(None).cast("string") if dim is None else F.col(dim) if isinstance(dim, str) else dim
+    out = [F.lit(section).alias("section"), F.col("cluster"), dim_col.cast("string").alias("dim")]
+    out += [(cols.get(name, default[name])).alias(name) for name in FACT_COLS[3:]]
+    return df.select(*out)
+
+
+def _per_topic(x: DataFrame, by: list[str]) -> DataFrame:
+    """Within a topic (and rule): the union of the rows' partitions (p = -1 stands for all of them) and the
+    bytes of that union, in two hash aggregates on data already partitioned by (cluster, topic)."""
+    from pyspark.sql import functions as F
+
+    per_p = x.groupBy(*by, "p").agg(
+        F.first("partitions").alias("partitions"), F.first("topic_bytes").alias("topic_bytes"),
+        F.first("size").alias("size"), F.max("level").alias("level"), F.bit_or("mask").alias("mask"),
+        F.max("est").alias("est"))
+    g = per_p.groupBy(*by).agg(
+        F.max((F.col("p") < 0).cast("int")).alias("all"), F.sum((F.col("p") >= 0).cast("int")).alias("n"),
+        F.sum(F.when(F.col("p") >= 0, F.col("size"))).alias("sz"), F.first("partitions").alias("partitions"),
+        F.first("topic_bytes").alias("topic_bytes"), F.max("level").alias("level"), F.bit_or("mask").alias("mask"),
+        F.max("est").alias("est"))
+    every = F.col("all") == 1
+    return g.select("*", F.when(every, F.col("partitions")).otherwise(F.col("n")).cast("long").alias("parts"),
+                    F.when(every, F.col("topic_bytes")).otherwise(F.col("sz")).cast("long").alias("bytes_u"))
 
 
 def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
-    """The topic side of the summary: a few aggregates of the (cached) topic rows, collected together."""
+    """The topic side of the summary: one aggregate over the (cached) topic rows, plus the samples."""
     from pyspark.sql import functions as F
 
-    t = ch.topics
-    one = F.lit(1)
-    rule_rows = t.select("*", F.explode("rules").alias("rule"))
-    parts = F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids"))
-    deletion = {} if ch.sizes is None else {"deletion": _deletion_estimate(t, parts)}
-    return {
-        **deletion,
-        "topics": _union(t, ["cluster", "topic"], ch.sizes).groupBy("cluster", "level").agg(
-            F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
-        "keys": t.groupBy("cluster", "key").agg(
-            F.count(one).alias("topics"), F.sum(parts).alias("partitions"), F.sum("bytes").alias("bytes"),
-            F.max(_severity(F.col("risk"))).alias("level"), F.array_distinct(F.flatten(F.collect_list("rules")))
-            .alias("rules")),
-        "rules": _union(rule_rows, ["cluster", "topic", "rule"], ch.sizes).groupBy("cluster", "rule").agg(
-            F.count(one).alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes")),
-        "hosts": ch.topic_hosts,
-        "sampleTopics": t.select("cluster", "topic", "key", "before", "after", parts.alias("partitions"), "risk",
-                                 "rules")
-        .orderBy(_severity(F.col("risk")).desc(), F.col("partitions").desc(), "cluster", "topic", "key").limit(sample),
-    }
+    t = ch.topics.select(
+        "*", F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids")).alias("parts"),
+        _severity(F.col("risk")).alias("level"), _mask(F.col("rules")).alias("mask"))
+    t = t.withColumn("est", _deletion(t))
+    x = t.select("*", F.explode(F.coalesce("part_ids", F.array(F.lit(-1)))).alias("p")).withColumn(
+        "size", F.col("psizes")[F.col("p")])
+    topics = _per_topic(x, ["cluster", "topic"])
+    rules = _per_topic(x.select("*", F.explode("rules").alias("rule")), ["cluster", "topic", "rule"])
+    facts = [
+        _fact(t, "keys", "key", parts=F.col("parts").cast("long"), bytes=F.col("bytes"), level=F.col("level"),
+              mask=F.col("mask")),
+        _fact(topics, "topics", F.col("level"), parts=F.col("parts"), bytes=F.col("bytes_u"),
+              level=F.col("level"), est=F.col("est")),
+        _fact(rules, "rules", "rule", parts=F.col("parts"), bytes=F.col("bytes_u")),
+        _fact(ch.topic_hosts, "hosts", "key", broker=F.col("broker"), topics=F.lit(0).cast("long")),
+    ]
+    union = facts[0]
+    for f in facts[1:]:
+        union = union.unionByName(f)
+    summed = union.groupBy("section", "cluster", "dim", "broker").agg(
+        F.sum("topics").alias("topics"), F.sum("parts").alias("partitions"), F.sum("bytes").alias("bytes"),
+        F.max("level").alias("level"), F.bit_or("mask").alias("mask"), F.sum("est").alias("est"))
+    samples = t.select("cluster", "topic", "key", "before", "after", F.col("parts").alias("partitions"), "risk",
+                       "rules").orderBy(F.col("level").desc(), F.col("partitions").desc(), "cluster", "topic",
+                                        "key").limit(sample)
+    return {"facts": summed, "sampleTopics": samples}
+
+
+def _unpack(facts: Rows, has_sizes: bool) -> dict[str, Rows]:
+    """The aggregate's rows as the sections the summary adds up."""
+    out: dict[str, Rows] = {"topics": [], "keys": [], "rules": [], "hosts": [], "deletion": []}
+    est: dict[str, float] = defaultdict(float)
+    for r in facts:
+        section, c, dim = r["section"], r["cluster"], r["dim"]
+        counts = {"cluster": c, "topics": r["topics"], "partitions": r["partitions"], "bytes": r["bytes"]}
+        if section == "hosts":
+            out["hosts"].append({"cluster": c, "key": dim, "broker": r["broker"]})
+        elif section == "keys":
+            out["keys"].append(counts | {"key": dim, "level": r["level"], "rules": rules_of(r["mask"])})
+        elif section == "rules":
+            out["rules"].append(counts | {"rule": dim})
+        else:
+            out["topics"].append(counts | {"level": int(dim)})
+            est[c] += r["est"] or 0.0
+    if has_sizes:
+        out["deletion"] = [{"cluster": c, "bytes": int(v)} for c, v in est.items()]
+    return out
 
 
 def _broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
@@ -150,11 +204,12 @@ def _add(total: int | None, part: int | None) -> int | None:
 
 
 def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
-    s = collect_json(spark, _sections(ch, sample))
+    collected = collect_json(spark, _sections(ch, sample))
+    s = _unpack(collected["facts"], ch.sizes_known) | {"sampleTopics": collected["sampleTopics"]}
     s |= _broker_sections(ch, s["hosts"], sample)
     for r in s["keys"]:  # the rules of topic rows name their rule keys too
         s["ruleKeys"] += [{"rule": rule, "key": r["key"]} for rule in r["rules"] or []]
-    has_sizes = ch.sizes is not None
+    has_sizes = ch.sizes_known
     by_risk = {name: 0 for name in sorted(RISK_ORDER, key=RISK_ORDER.__getitem__, reverse=True)}
     topics = partitions = 0
     bytes_: int | None = 0 if has_sizes else None

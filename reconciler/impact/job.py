@@ -50,7 +50,7 @@ class Changes:
     # part_ids/brokers: null when every partition is affected (uniform broker side)
     topics: DataFrame
     topic_hosts: DataFrame  # (cluster, key, broker): brokers where a topic's value changes
-    sizes: DataFrame | None  # sizes of the partitions some row affects in part (None: no sizes known)
+    sizes_known: bool  # the inventory has partition sizes (else every bytes figure is null)
     broker_side: BrokerSide
     facts: Facts
     clusters: list[str]
@@ -75,10 +75,12 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     rows = _uniform_rows(cand).unionByName(_per_replica_rows(spark, cand, reps, bs))
     rows = _rate(spark, rows, rated).select(*TOPIC_COLS)
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
-    rows, part_sizes = _with_bytes(rows.cache(), sizes)
-    rows = rows.cache() if sizes is not None else rows  # both read by every section of the summary
+    # with sizes the rows are read three times (their topics, partial partitions, the join): cache them
+    rows = _with_bytes(rows.cache() if sizes is not None else rows, sizes)
+    # cached, partitioned by topic: the summary's unions within a topic need no further shuffle
+    rows = rows.repartition("cluster", "topic").cache()
     hosts = _topic_hosts(spark, rows, reps, bs)
-    return Changes(rows, hosts, part_sizes, bs, facts, clusters, spark)
+    return Changes(rows, hosts, sizes is not None, bs, facts, clusters, spark)
 
 
 def _candidates(spark: SparkSession, inv: Inventory, clusters: list[str], topics: DataFrame, bs: BrokerSide,
@@ -243,24 +245,26 @@ def _topic_hosts(spark: SparkSession, rows: DataFrame, reps: DataFrame, bs: Brok
     )
 
 
-def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> tuple[DataFrame, DataFrame | None]:
-    """Add `topic_bytes` (the whole topic) and `bytes` (the row's affected partitions); also return the sizes
-    of the partitions that rows affect only in part (the aggregation's unions need nothing else)."""
+def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> DataFrame:
+    """Add `topic_bytes` (the whole topic), `bytes` (the row's affected partitions) and, for rows that affect only
+    some partitions, `psizes` (partition -> bytes: the summary's unions across keys need them)."""
     from pyspark.sql import functions as F
 
     if sizes is None:
         none = F.lit(None).cast("long")
-        return rows.withColumn("topic_bytes", none).withColumn("bytes", none), None
+        return (rows.withColumn("topic_bytes", none).withColumn("bytes", none)
+                .withColumn("psizes", F.lit(None).cast("map<int,bigint>")))
+    # sizes is the big table (one row per partition): read once, semi-joined to the affected topics
     affected = rows.groupBy("cluster", "topic").agg(F.max(F.col("part_ids").isNotNull()).alias("_some"))
     sized = sizes.join(affected, ["cluster", "topic"])
     whole = sized.groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes"))
     partial = rows.filter(F.col("part_ids").isNotNull()).select(
         "cluster", "topic", "key", F.explode("part_ids").alias("partition"))
-    part_sizes = sized.filter("_some").join(partial.select("cluster", "topic", "partition").distinct(),
-                                            ["cluster", "topic", "partition"], "left_semi").drop("_some")
-    per_row = partial.join(part_sizes, ["cluster", "topic", "partition"]).groupBy("cluster", "topic", "key").agg(
-        F.sum("size_bytes").alias("part_bytes"))
+    per_row = partial.join(sized.filter("_some").drop("_some"), ["cluster", "topic", "partition"]).groupBy(
+        "cluster", "topic", "key").agg(F.sum("size_bytes").alias("part_bytes"),
+                                       F.map_from_entries(F.collect_list(F.struct("partition", "size_bytes")))
+                                       .alias("psizes"))
     rows = rows.join(whole, ["cluster", "topic"], "left").join(per_row, ["cluster", "topic", "key"], "left")
     bytes_ = F.when(F.col("part_ids").isNull(), F.coalesce("topic_bytes", F.lit(0))).otherwise(
         F.coalesce("part_bytes", F.lit(0)))
-    return rows.withColumn("bytes", bytes_.cast("long")).drop("part_bytes"), part_sizes
+    return rows.withColumn("bytes", bytes_.cast("long")).drop("part_bytes")
