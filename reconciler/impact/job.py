@@ -17,6 +17,9 @@ hosting one of its replicas; the row shows the values on the lowest such broker.
 
 from __future__ import annotations
 
+import functools
+import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +35,8 @@ from reconciler.impact.ratings import NO_RF, NULL, RATED_SCHEMA, rated_rows, rf_
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
+log = logging.getLogger(__name__)
+_CACHED: list[DataFrame] = []  # the detail rows this module cached last (released by the next run)
 CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
 TOPIC_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
               "rules", "risk")
@@ -64,63 +69,95 @@ class Changes:
 
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
     """Small facts to the driver, the broker side and ratings there, then the topic rows as one plan."""
+    for stale in _CACHED:  # a previous run's rows (a long-lived session): never reuse them, free the memory
+        stale.unpersist()
+    _CACHED.clear()
+    started = time.monotonic()
     facts = collect_facts(spark, inv, after)
+    log.info("impact: small facts collected in %.1fs (%d brokers)", time.monotonic() - started, len(facts.brokers))
+    started = time.monotonic()
     bs = broker_side(facts.brokers, facts.dynamic, facts.static, after, facts.min_rf)
     decl = declared_overrides(facts.declared_live, after)
     rated = rated_rows(bs, facts.declared_live, after, facts.rfs)
+    log.info("impact: broker side, declared overrides and %s rated value pairs on the driver in %.2fs",
+             "too many" if rated is None else len(rated), time.monotonic() - started)
     clusters = list(after.clusters)
     topics = only(inv.topics, clusters).selectExpr("cluster", "topic", "partitions", "replication_factor AS rf")
     cand = _candidates(spark, inv, clusters, topics, bs, decl, full)
     reps = _replicas(only(inv.partitions, clusters), bs, decl)
-    rows = _uniform_rows(cand).unionByName(_per_replica_rows(spark, cand, reps, bs))
+    rows = _uniform_rows(cand)
+    if bs.mixed_values():
+        rows = rows.unionByName(_per_replica_rows(spark, cand, reps, bs))
     rows = _rate(spark, rows, rated).select(*TOPIC_COLS)
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
     # with sizes the rows are read three times (their topics, partial partitions, the join): cache them
-    rows = _with_bytes(rows.cache() if sizes is not None else rows, sizes)
+    if sizes is not None:
+        rows = rows.cache()
+        _CACHED.append(rows)
+    rows = _with_bytes(rows, sizes)
     # cached, partitioned by topic: the summary's unions within a topic need no further shuffle
     rows = rows.repartition("cluster", "topic").cache()
-    hosts = _topic_hosts(spark, rows, reps, bs)
+    _CACHED.append(rows)
+    hosts = _topic_hosts(rows, reps)
     return Changes(rows, hosts, sizes is not None, bs, facts, clusters, spark)
+
+
+COVERED_SCHEMA = ("cluster STRING, key STRING, changed BOOLEAN, uniform BOOLEAN, cvb STRING, cva STRING, "
+                  "default_value STRING")
+
+
+def _key_facts(bs: BrokerSide, cluster: str, key: str) -> tuple[bool, bool, str | None, str | None, str | None]:
+    """(changed at the broker side, uniform, value before, value after, Kafka's default) of (cluster, key)."""
+    uniform, changed, vb, va = bs.topic_keys.get((cluster, key), (True, False, None, None))
+    return changed, uniform, vb, va, _defaults().get(key)
+
+
+@functools.cache
+def _defaults() -> dict[str, str | None]:
+    return {r[0]: r[3] for r in K.key_rows() if r[1]}
 
 
 def _candidates(spark: SparkSession, inv: Inventory, clusters: list[str], topics: DataFrame, bs: BrokerSide,
                 decl: DeclaredOverrides, full: bool) -> DataFrame:
-    """Every topic × every key changed at the broker side (src "broker"), with its live override (a shield) and,
-    for a declared topic, its override after; plus the declared topics' changed overrides of other keys
-    (src "override"); each with the broker-side facts of its (cluster, key) and the key's default."""
+    """Every topic × every key changed at the broker side, with its live override (a shield) and, for a declared
+    topic, its override after; plus the declared topics' changed overrides of other keys; each with the
+    broker-side facts of its (cluster, key) and the key's default. Small tables go as few broadcasts as possible
+    (each one is a Spark job): the covered (cluster, key) pairs, the declared topics, the other changes."""
     from pyspark.sql import functions as F
 
-    pairs = bs.changed_pairs()
-    if full:
-        covered = local_df(spark, [(c, k) for c in clusters for k in K.topic_keys()], "cluster STRING, key STRING")
-    else:
-        covered = local_df(spark, [(c, k) for c, k, *_ in pairs], "cluster STRING, key STRING")
+    pairs = [(c, k) for c in clusters for k in K.topic_keys()] if full else [
+        (c, k) for c, k, *_ in bs.changed_pairs()]
+    covered = local_df(spark, [(c, k, *_key_facts(bs, c, k)) for c, k in pairs], COVERED_SCHEMA)
     ovr = only(inv.configs, clusters).filter(F.col("entity_type") == "topics").select(
         "cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
     shields = ovr.join(F.broadcast(covered), ["cluster", "key"], "left_semi")
-    oa_rows = [r for r in decl.after_values if full or (r[0], r[2]) in {(c, k) for c, k, *_ in pairs}]
-    oa_decl = local_df(spark, oa_rows, "cluster STRING, topic STRING, key STRING, oa_d STRING")
-    decl_flag = local_df(spark, [(c, t, True) for c, t in decl.topics], "cluster STRING, topic STRING, _decl BOOLEAN")
+    keys_of = {c: {k for cc, k in pairs if cc == c} for c in clusters} if not full else None
+    after_maps: dict[tuple[str, str], dict[str, str]] = {t: {} for t in decl.topics}
+    for c, t, k, v in decl.after_values:
+        if keys_of is None or k in keys_of.get(c, ()):
+            after_maps.setdefault((c, t), {})[k] = v
+    declared = local_df(spark, [(c, t, m) for (c, t), m in sorted(after_maps.items())],
+                        "cluster STRING, topic STRING, oa_map MAP<STRING, STRING>")
     c1 = (
         topics.join(F.broadcast(covered), "cluster")
         .join(shields, ["cluster", "topic", "key"], "left")
-        .join(F.broadcast(oa_decl), ["cluster", "topic", "key"], "left")
-        .join(F.broadcast(decl_flag), ["cluster", "topic"], "left")
-        .withColumn("oa", F.when(F.col("_decl").isNotNull(), F.col("oa_d")).otherwise(F.col("ob")))
-        .withColumn("src", F.lit("broker"))
+        .join(F.broadcast(declared), ["cluster", "topic"], "left")
+        .withColumn("oa", F.when(F.col("oa_map").isNotNull(), F.col("oa_map")[F.col("key")]).otherwise(F.col("ob")))
+        .withColumn("src", F.when(F.col("changed"), F.lit("broker")).otherwise(F.lit("override")))
+        .select(*CAND, *_FACT_COLS)
     )
-    changed = local_df(spark, decl.changed, "cluster STRING, topic STRING, key STRING, ob STRING, oa STRING")
-    c2 = (changed.join(F.broadcast(covered), ["cluster", "key"], "left_anti")
-          .join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override")))
-    facts = local_df(spark, [(c, k, u, vb, va) for (c, k), (u, _ch, vb, va) in bs.topic_keys.items()],
-                     "cluster STRING, key STRING, uniform BOOLEAN, cvb STRING, cva STRING")
-    info = local_df(spark, [(r[0], r[3]) for r in K.key_rows() if r[1]], "key STRING, default_value STRING")
-    return (
-        c1.select(*CAND).unionByName(c2.select(*CAND))
-        .join(F.broadcast(facts), ["cluster", "key"], "left")
-        .join(F.broadcast(info), "key", "left")
-        .withColumn("uniform", F.coalesce("uniform", F.lit(True)))
-    )
+    covered_set = set(pairs)
+    others = [(c, t, k, ob, oa, *_key_facts(bs, c, k)[1:]) for c, t, k, ob, oa in decl.changed
+              if (c, k) not in covered_set]
+    if not others:
+        return c1
+    c2 = local_df(spark, others, "cluster STRING, topic STRING, key STRING, ob STRING, oa STRING, uniform BOOLEAN, "
+                                 "cvb STRING, cva STRING, default_value STRING")
+    c2 = c2.join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override")).select(*CAND, *_FACT_COLS)
+    return c1.unionByName(c2)
+
+
+_FACT_COLS = ("uniform", "cvb", "cva", "default_value")
 
 
 def _uniform_rows(cand: DataFrame) -> DataFrame:
@@ -228,17 +265,16 @@ def _risk_name(level: Column) -> Column:
     return expr
 
 
-def _topic_hosts(spark: SparkSession, rows: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
+def _topic_hosts(rows: DataFrame, reps: DataFrame) -> DataFrame:
     """(cluster, key, broker) where a topic's effective value changes: the replicas' brokers of per-replica rows,
     and the hosts of declared topics whose override changes on an unchanged broker side. (Where the broker side
     changes uniformly, every broker of the cluster is a hit already, through the broker rows.)"""
     from pyspark.sql import functions as F
 
-    changed = local_df(spark, [(c, k) for c, k, *_ in bs.changed_pairs()], "cluster STRING, key STRING")
     return (
         rows.select("cluster", "key", F.explode("brokers").alias("broker"))
         .unionByName(
-            rows.filter(F.col("brokers").isNull()).join(F.broadcast(changed), ["cluster", "key"], "left_anti")
+            rows.filter(F.col("brokers").isNull() & (F.col("src") == "override"))
             .select("cluster", "topic", "key").join(reps, ["cluster", "topic"]).select("cluster", "key", "broker")
         )
         .distinct()
