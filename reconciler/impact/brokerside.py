@@ -33,7 +33,7 @@ Values = tuple[str | None, str | None]  # (before, after)
 
 
 def same(a: str | None, b: str | None, is_list: bool) -> bool:
-    """Equality of two effective values; LIST values as sets (as `layers.same` in Spark)."""
+    """Equality of two effective values; LIST values as sets (as `job._same` in Spark)."""
     if not is_list or a is None or b is None:
         return a == b
     return _norm(a) == _norm(b)

@@ -174,11 +174,13 @@ def _uniform_rows(cand: DataFrame) -> DataFrame:
 
 
 def _same(a: Column, b: Column) -> Column:
+    """Null-safe equality of two effective values; LIST values as sets (as `brokerside.same` on the driver)."""
     from pyspark.sql import functions as F
 
-    from reconciler.impact.layers import same
+    from reconciler.impact.riskexpr import norm
 
-    return same(a, b, F.col("key"), K.list_keys())
+    is_list = F.col("key").isin(list(K.list_keys()))
+    return F.when(is_list, norm(a).eqNullSafe(norm(b)) & (a.isNull() == b.isNull())).otherwise(a.eqNullSafe(b))
 
 
 def _replicas(partitions: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:

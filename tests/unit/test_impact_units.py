@@ -227,7 +227,7 @@ def test_html_charts_have_labelled_axes() -> None:
 
 
 def test_clusters_most_at_risk_come_first() -> None:
-    from reconciler.impact.aggregate import _by_cluster
+    from reconciler.impact.tally import _by_cluster
 
     rows = {"topics": [{"cluster": "big-safe", "level": 0, "topics": 900, "partitions": 900, "bytes": None},
                        {"cluster": "small-bad", "level": 2, "topics": 1, "partitions": 1, "bytes": None},
