@@ -1,0 +1,106 @@
+"""The impact job's driver side (pure Python): broker-side precedence, the declared topics' overrides, and the
+risk ratings of value pairs, which must cover every pair a topic row can hold and agree with the plan's rules."""
+
+from __future__ import annotations
+
+import itertools
+
+from reconciler.impact.afterstate import AfterRows
+from reconciler.impact.brokerside import broker_side, same
+from reconciler.impact.overrides import declared_overrides
+from reconciler.impact.ratings import NO_RF, NULL, rated_rows, rf_keys
+from reconciler.model import EntityRef
+from reconciler.risk import assess, fired_rules
+
+D = "<default>"
+
+
+def after(**kw: object) -> AfterRows:
+    base: dict[str, object] = {"clusters": ["c"], "policies": [("c", False, [])]}
+    return AfterRows(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_dynamic_beats_static_and_synonyms_scale() -> None:
+    """KIP-226 precedence (DynamicBrokerConfig): per-broker > <default> > static broker > static <default>;
+    within a layer `log.retention.ms` > `.minutes` > `.hours` (scaled to ms). `log.retention.minutes` is not
+    dynamic (DynamicLogConfig reconfigures only the first synonym), so brokers ignore it in ZooKeeper."""
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", "2", "log.retention.ms", "5"),
+           ("c", "3", "log.retention.minutes", "5")]
+    bs = broker_side([("c", 1), ("c", 2), ("c", 3)], dyn, [], after(), {"c": 3})
+    assert [bs.values[("c", b, "retention.ms")][0] for b in (1, 2, 3)] == ["1000", "5", "1000"]
+    static = [("c", "1", "log.retention.hours", "72"), ("c", D, "log.retention.hours", "1"),
+              ("c", "2", "log.retention.minutes", "2")]
+    bs = broker_side([("c", 1), ("c", 2), ("c", 3)], [], static, after(static=static), {"c": 3})
+    assert [bs.values[("c", b, "retention.ms")][0] for b in (1, 2, 3)] == ["259200000", "120000", "3600000"]
+    assert not bs.rows  # nothing changes
+
+
+def test_after_state_drops_undeclared_keys_of_declared_entities() -> None:
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", D, "leader.replication.throttled.rate", "10")]
+    a = after(configs=[("c", "brokers", D, "num.io.threads", "4")], declared=[("c", "brokers", D)])
+    bs = broker_side([("c", 1)], dyn, [], a, {"c": 3})
+    before, after_ = bs.values[("c", 1, "retention.ms")]
+    assert (before, after_) == ("1000", "604800000")  # removed: Kafka's default applies
+    assert bs.values[("c", 1, "leader.replication.throttled.rate")] == ("10", "10")  # throttles are kept
+    uniform, changed, vb, va = bs.topic_keys[("c", "retention.ms")]
+    assert uniform and changed and (vb, va) == ("1000", "604800000")
+    rows = {r[2]: r for r in bs.rows}
+    assert rows["log.retention.ms"][6] == [] and rows["log.retention.ms"][7] == "safe"  # raised
+    assert rows["num.io.threads"][6] == ["threads-reduced"]  # 8 (Kafka's default) -> 4
+
+
+def test_read_only_synonym_in_zookeeper_is_ignored() -> None:
+    """Brokers ignore read-only keys found in /config/brokers (DynamicBrokerConfig): `log.dirs` changes nothing."""
+    bs = broker_side([("c", 1)], [("c", D, "log.dirs", "/x")], [], after(), {"c": 1})
+    assert not bs.rows and not any(k[2] == "log.dirs" for k in bs.values)
+
+
+def test_uneven_broker_side_is_mixed() -> None:
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", "1", "log.retention.ms", "5")]
+    a = after(configs=[("c", "brokers", D, "log.retention.ms", "10")], declared=[("c", "brokers", D)])
+    bs = broker_side([("c", 1), ("c", 2)], dyn, [], a, {"c": 1})
+    assert bs.topic_keys[("c", "retention.ms")][:2] == (False, True)
+    assert sorted(r[1] for r in bs.mixed_values()) == [1, 2]
+    assert bs.hits() == {("c", "retention.ms", 2)}  # broker 1 keeps its own override
+
+
+def test_declared_overrides_follow_ownership() -> None:
+    live = [("c", "t", "retention.ms", "1"), ("c", "t", "min.insync.replicas", "2"),
+            ("c", "t", "follower.replication.throttled.replicas", "*"), ("c", "t", "segment.ms", "9")]
+    a = after(configs=[("c", "topics", "t", "retention.ms", "2")], declared=[("c", "topics", "t")],
+              policies=[("c", False, ["min.insync.replicas"])])
+    d = declared_overrides(live, a)
+    assert {(k, ob, oa) for _, _, k, ob, oa in d.changed} == {("retention.ms", "1", "2"), ("segment.ms", "9", None)}
+    assert ("c", "t", "min.insync.replicas", "2") in d.after_values  # ignoreKeys: the live value stays
+
+
+def test_ratings_cover_every_pair_and_match_the_plan() -> None:
+    """Every (before, after) a topic row can hold (broker side, declared live and after overrides, defaults) is
+    rated, with the same rules `risk.assess` gives a topic change."""
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", D, "min.insync.replicas", "1")]
+    a = after(configs=[("c", "brokers", D, "log.retention.ms", "10"), ("c", "brokers", D, "min.insync.replicas", "3"),
+                       ("c", "topics", "t", "cleanup.policy", "compact")],
+              declared=[("c", "brokers", D), ("c", "topics", "t")])
+    live = [("c", "t", "retention.ms", "50"), ("c", "t", "cleanup.policy", "delete")]
+    bs = broker_side([("c", 1)], dyn, [], a, {"c": 2})
+    rated = rated_rows(bs, live, a, {2, 3})
+    assert rated is not None
+    table = {(k, b, x, rf): (rules, risk) for k, b, x, rf, rules, risk in rated}
+    for before, after_ in [("1000", "10"), ("50", "10"), ("delete", "compact"), ("50", "604800000")]:
+        key = "cleanup.policy" if before == "delete" else "retention.ms"
+        assert (key, before, after_, NO_RF) in table
+    assert ("min.insync.replicas", "1", "3", 2) in table and "min.insync.replicas" in rf_keys()
+    for (key, b, x, rf), (rules, risk) in table.items():
+        before, after_ = (None if v == NULL else v for v in (b, x))
+        expected, _ = assess(key, "~", before, after_, entity=EntityRef("topics", "t"),
+                             topic_rf=None if rf == NO_RF else rf)
+        assert risk == expected, (key, before, after_, rf)
+        assert list(rules) == list(fired_rules(key, before, after_, topic=True, rf=None if rf == NO_RF else rf))
+    assert table[("min.insync.replicas", "1", "3", 2)][0] == ["min-isr-above-rf", "min-isr-raised"]
+
+
+def test_list_values_compare_as_sets() -> None:
+    assert same("compact,delete", "delete, compact", True)
+    assert not same("compact,delete", "delete", True)
+    assert not same("a,b", "b,a", False)
+    assert all(same(x, x, flag) for x, flag in itertools.product(["", "a", None], [True, False]))
