@@ -52,8 +52,11 @@ def settings(master: str) -> dict[str, str]:
         "spark.executor.memory": EXECUTOR_MEMORY,
         "spark.driver.host": os.environ.get("RECONCILER_SPARK_DRIVER_HOST", "127.0.0.1"),
         "spark.driver.bindAddress": os.environ.get("RECONCILER_SPARK_BIND_ADDRESS", "127.0.0.1"),
-        # the job's tables are small next to what a broadcast can hold; keep Spark from guessing otherwise
-        "spark.sql.autoBroadcastJoinThreshold": str(64 * 1024 * 1024),
+        # Broadcasts chosen from file sizes must allow for Parquet's dictionary encoding: an inventory's rows
+        # take ~100x their file size in memory (the 43 MB partitions table of 5M topics is GBs of rows: "Not
+        # enough memory to build and broadcast the table"). The job hints its own small tables explicitly.
+        "spark.sql.sources.fileCompressionFactor": "100",
+        "spark.sql.autoBroadcastJoinThreshold": str(32 * 1024 * 1024),
         "spark.sql.parquet.compression.codec": "snappy",
     } | extra_settings()
 
