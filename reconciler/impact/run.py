@@ -61,6 +61,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.job import compute_changes
     from reconciler.impact.outputs import write_outputs
     from reconciler.impact.session import spark_session
+    from reconciler.impact.sparkprogress import spark_progress
 
     started = time.monotonic()
     progress = opts.progress
@@ -77,7 +78,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
             inventory_dir, before = _before(spark, opts, states, tmp)
             inv = read_inventory(spark, inventory_dir)
             phase.done(before)
-        with progress.phase("impact: effective configs before and after, and the summary") as phase:
+        with progress.phase("impact: effective configs before and after, and the summary") as phase, \
+                spark_progress(spark, phase):
             changes = compute_changes(spark, inv, after, full=opts.full)
             summary = summarize(spark, changes)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
