@@ -51,17 +51,17 @@ our_pid() {
   [ -f "$1" ] || return 1
   pid=$(cat "$1" 2>/dev/null) || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$MARK" || return 1
+  tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qxF -- "$MARK" || return 1
   echo "$pid"
 }
 # Alive and not a zombie (a zombie keeps its PID until reaped, but its cmdline is empty).
-alive() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+alive() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 # Executors our workers launched: Spark's executor class with our home's jars on its class path (the
 # worker builds it as $HOME_DIR/conf/:$HOME_DIR/jars/*).
 executor_pids() {
   local p args
   for p in /proc/[0-9]*; do
-    args=$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null) || continue
+    args=$(tr '\0' '\n' 2>/dev/null <"$p/cmdline") || continue
     grep -qxF org.apache.spark.executor.CoarseGrainedExecutorBackend <<<"$args" \
       && grep -qF -- "$HOME_DIR/jars/" <<<"$args" && echo "${p#/proc/}"
   done
@@ -75,9 +75,11 @@ pyspark_dir() {
     || die "pyspark is not installed for $py (run scripts/bootstrap.sh, or set PYTHON)"
 }
 
-# Workers launch executors through Spark's launcher, which takes the jars from $SPARK_HOME/jars only when
-# $SPARK_HOME/RELEASE exists (a binary distribution); the pip package has no RELEASE file, so the cluster gets
-# a small home of its own: RELEASE, jars -> pyspark's jars, and an empty conf/.
+# Workers launch executors through Spark's launcher, which needs a SPARK_HOME with jars/ (and
+# SPARK_SCALA_VERSION, set in daemon()). The cluster gets a home of its own instead of pyspark's directory:
+# jars -> pyspark's jars, an empty conf/, and the RELEASE file of a binary distribution (the pip package has
+# none; tools such as docker-image-tool.sh check it). Nothing is written into the Python environment, and
+# executors carry $HOME_DIR in their class path, which is how stop finds any a dead worker left behind.
 make_home() {
   local jars=$1/jars
   [ -d "$jars" ] || die "$jars is missing: not a full pyspark installation"
