@@ -1,5 +1,5 @@
 # Shortcuts for the two README commands and a few more.
-.PHONY: demo test lint zk-start zk-stop
+.PHONY: demo test lint zk-start zk-stop spark-start spark-stop bench-impact bench-cluster
 demo:
 	bash scripts/demo.sh
 test:
@@ -10,3 +10,11 @@ zk-start:
 	bash scripts/local-zookeeper.sh start
 zk-stop:
 	bash scripts/local-zookeeper.sh stop
+spark-start:
+	bash scripts/spark-standalone.sh start
+spark-stop:
+	bash scripts/spark-standalone.sh stop
+bench-impact:
+	.venv/bin/python bench/impact.py
+bench-cluster:
+	.venv/bin/python bench/impact_cluster.py

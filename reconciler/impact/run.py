@@ -60,7 +60,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes
     from reconciler.impact.outputs import write_outputs
-    from reconciler.impact.session import spark_session
+    from reconciler.impact.session import shown_master, spark_session
     from reconciler.impact.sparkprogress import spark_progress
 
     started = time.monotonic()
@@ -70,7 +70,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
         after = after_rows(states)
         phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
     with ExitStack() as stack:  # Spark and the temporary inventory live until the reports are written
-        with progress.phase(f"impact: start Spark ({opts.master})") as phase:
+        with progress.phase(f"impact: start Spark ({shown_master(opts.master)})") as phase:
             spark = stack.enter_context(spark_session(opts.master))
             phase.done(f"Spark {spark.version}")
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="impact-live-")))

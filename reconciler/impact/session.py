@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,9 +36,25 @@ def _shuffle_partitions(master: str) -> int:
 
 
 def extra_settings() -> dict[str, str]:
-    """`RECONCILER_SPARK_CONF="k=v k=v"`: any other Spark setting (event logs, memory, codegen...)."""
-    pairs = (item.split("=", 1) for item in os.environ.get("RECONCILER_SPARK_CONF", "").split() if "=" in item)
-    return dict(pairs)
+    """`RECONCILER_SPARK_CONF="k=v k='v w'"`: any other Spark setting (event logs, memory, codegen...), split as
+    a shell would, so a value may hold spaces when quoted (`spark.executor.extraJavaOptions='-Xss4m -Da=b'`)."""
+    items = shlex.split(os.environ.get("RECONCILER_SPARK_CONF", ""))
+    return dict(item.split("=", 1) for item in items if "=" in item)
+
+
+_SECRET_PARAM = re.compile(r";(token|[^;=]*(?:secret|password)[^;=]*)=([^;]*)", re.IGNORECASE)
+
+
+def shown_master(master: str) -> str:
+    """The master URL as it may be shown: a Spark Connect URL's `;token=` (and any secret parameter) masked."""
+    return _SECRET_PARAM.sub(lambda m: f";{m.group(1)}=***", master)
+
+
+def _redacted(text: str, master: str) -> str:
+    for m in _SECRET_PARAM.finditer(master):
+        if m.group(2):
+            text = text.replace(m.group(2), "***")
+    return text.replace(master, shown_master(master))
 
 
 def settings(master: str) -> dict[str, str]:
@@ -105,10 +123,12 @@ def spark_session(master: str = "local[*]") -> Iterator[SparkSession]:
         else:
             session = _classic(master)
     except ImportError as exc:  # Spark Connect needs pyspark[connect] (pandas, pyarrow, grpcio)
-        raise ReconcilerError(f"cannot start Spark for {master}: {exc} (install pyspark[connect])") from exc
+        raise ReconcilerError(f"cannot start Spark for {shown_master(master)}: {_redacted(str(exc), master)} "
+                              "(install pyspark[connect])") from None
     except Exception as exc:
-        raise ReconcilerError(f"cannot start Spark with master {master}: {exc}") from exc
-    log.info("Spark %s started (master %s)", session.version, master)
+        raise ReconcilerError(f"cannot start Spark with master {shown_master(master)}: "
+                              f"{_redacted(str(exc), master)}") from None
+    log.info("Spark %s started (master %s)", session.version, shown_master(master))
     try:
         yield session
     finally:
