@@ -84,7 +84,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     clusters = list(after.clusters)
     topics = only(inv.topics, clusters).selectExpr("cluster", "topic", "partitions", "replication_factor AS rf")
     cand = _candidates(spark, inv, clusters, topics, bs, decl, full)
-    reps = _replicas(only(inv.partitions, clusters), bs, decl)
+    reps = _replicas(spark, only(inv.partitions, clusters), bs, decl)
     rows = _uniform_rows(cand)
     if bs.mixed_values():
         rows = rows.unionByName(_per_replica_rows(spark, cand, reps, bs))
@@ -183,21 +183,19 @@ def _same(a: Column, b: Column) -> Column:
     return F.when(is_list, norm(a).eqNullSafe(norm(b)) & (a.isNull() == b.isNull())).otherwise(a.eqNullSafe(b))
 
 
-def _replicas(partitions: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
+def _replicas(spark: SparkSession, partitions: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
     """(cluster, topic, partition, broker) of every topic of a cluster whose broker side differs between brokers,
-    and of the declared topics whose override changes (to count the brokers hosting them)."""
+    and of the declared topics whose override changes (to count the brokers hosting them): a filter on a few
+    clusters and a semi-join on a broadcast list of topics, so the partitions table is read once, column-pruned."""
     from pyspark.sql import functions as F
 
     mixed = sorted({r[0] for r in bs.mixed_values()})
-    changed_topics = sorted({(c, t) for c, t, *_ in decl.changed})
-    wanted = F.col("cluster").isin(mixed)
-    if changed_topics:
-        by_cluster: dict[str, list[str]] = {}
-        for c, t in changed_topics:
-            by_cluster.setdefault(c, []).append(t)
-        for c, ts in by_cluster.items():
-            wanted = wanted | ((F.col("cluster") == c) & F.col("topic").isin(ts))
-    return partitions.filter(wanted).select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
+    topics = sorted({(c, t) for c, t, *_ in decl.changed if c not in mixed})
+    wanted = partitions.filter(F.col("cluster").isin(mixed))
+    if topics:
+        listed = local_df(spark, topics, "cluster STRING, topic STRING")
+        wanted = wanted.unionByName(partitions.join(F.broadcast(listed), ["cluster", "topic"], "left_semi"))
+    return wanted.select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
 
 
 def _per_replica_rows(spark: SparkSession, cand: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
