@@ -11,10 +11,13 @@ How, in two Spark queries and nothing else (no checkpoint, no cache, no Python U
      after (layer-major, synonym-minor, read-only synonyms ignored in dynamic layers, apply's ownership rules
      for the after side), which (cluster, topic key) change and whether every broker agrees, the declared
      topics' override changes, and the brokers whose own value changes.
-  2. One query from Parquet with those facts as broadcast tables: topics x changed (cluster, key), the topic
-     overrides that shield a topic, replicas only for clusters whose broker side differs across brokers
-     (and for declared topics whose override changes), one aggregate per (cluster, topic) for the union of
-     affected partitions, and every count of the answer in one collect of a few rows.
+  2. One query from Parquet: topics, the overrides of the changed keys (as a map per topic), the replicas
+     (only of clusters whose broker side differs across brokers, and of declared topics whose override
+     changes) and the sizes are each shuffled once by (cluster, topic) and joined co-partitioned (shuffled
+     hash joins); the driver's facts join as broadcast tables (candidate keys per cluster and per declared
+     topic, with the broker-side values, per broker where brokers disagree); one aggregate per (cluster, topic)
+     (no further shuffle) for the union of affected partitions; then every count of the answer from one small
+     aggregate, collected in a few rows. 2 queries, ~10 jobs and ~10 stages per run at any size.
 Semantics follow docs/impact.md ("What 'effective' means", "Counting"); the catalog facts come from
 `reconciler.impact.keys` (synonyms, defaults, LIST keys), the after-state rows from
 `reconciler.impact.afterstate`. Nothing of the project's job (job.py, layers.py, aggregate.py, frames.py)
@@ -41,7 +44,6 @@ from reconciler.impact.inventory import SCHEMAS
 from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS
 
 Config = dict[tuple[str, str], dict[str, str]]  # (cluster, entity) -> key -> value
-NUL = "\0"
 
 
 # ---- small tables as DataFrames, built in the JVM (JSON lines -> a local relation; no job, no Python worker) ---
