@@ -21,6 +21,8 @@ the Python process and of the JVM (its pid asked of the JVM). Every program must
 Targets (issue 17): warm job <= 1.5 x minimal warm; whole CLI <= 1.3 x minimal whole; 1M -> 5M growth no worse
 than linear (time ratio <= 5); warm job ahead of the Python baseline's compute at 1M.
 Fleets come from bench/fleetgen.py, cached under --work (generation is not measured; 5M takes minutes).
+Each size's raw figures are kept in WORK/results.json; --earlier adds the sizes of earlier runs to the report
+(their time on stderr), e.g. `--topics 5000000 --earlier` after a default run.
 """
 
 from __future__ import annotations
@@ -366,6 +368,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".local" / "bench-impact")
     parser.add_argument("--sizes", action="store_true", help="inventories with partition sizes (bytes)")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--earlier", action="store_true",
+                        help="also report the sizes measured by earlier runs (WORK/results.json), e.g. 1M beside 5M")
     parser.add_argument("--one", nargs=2, metavar=("ENGINE", "FLEET"), help=argparse.SUPPRESS)
     parser.add_argument("--t0", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -377,9 +381,36 @@ def main() -> int:
     for topics in args.topics:
         fleet = fleet_for(args.work, topics, args.sizes)
         rows.append((topics, bench_size(fleet, args.repeat, not args.no_baseline)))
+        save(args.work, rows[-1], args.sizes)
         print(report(rows), file=sys.stderr)  # partial results survive a later failure
+    if args.earlier:
+        rows = earlier(args.work, rows, args.sizes)
     print(report(rows))
     return 0
+
+
+def _results_file(work: Path, sizes: bool) -> Path:
+    return work / f"results{'-sizes' if sizes else ''}.json"
+
+
+def save(work: Path, row: tuple[int, dict[str, Any]], sizes: bool) -> None:
+    """Keep the raw figures of each size (the latest run), for --earlier."""
+    path = _results_file(work, sizes)
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    saved[str(row[0])] = {"at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "figures": row[1]}
+    path.write_text(json.dumps(saved, indent=1) + "\n")
+
+
+def earlier(work: Path, rows: list[tuple[int, dict[str, Any]]], sizes: bool) -> list[tuple[int, dict[str, Any]]]:
+    """Add the sizes measured by an earlier run of this benchmark (not this one), and say so on stderr."""
+    path = _results_file(work, sizes)
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    done = {t for t, _ in rows}
+    for topics, entry in sorted(saved.items(), key=lambda kv: int(kv[0])):
+        if int(topics) not in done:
+            print(f"{int(topics):,} topics: figures of an earlier run ({entry['at']})", file=sys.stderr)
+            rows.append((int(topics), entry["figures"]))
+    return sorted(rows, key=lambda r: r[0])
 
 
 if __name__ == "__main__":
