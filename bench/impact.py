@@ -41,6 +41,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 PER_CLUSTER = 1000
+TIMEOUT = 1800  # seconds a measured process may take before it counts as failed
 COUNTS = ("clustersAffected", "brokersAffected", "topicsAffected", "partitionsAffected", "bytesAffected")
 
 
@@ -168,7 +169,10 @@ class TreeRss:
 
 def measure(engine: str, fleet: Path) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", engine, str(fleet), "--t0", repr(time.time())]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"error": f"no answer within {TIMEOUT} s", "whole_s": float("nan")}
     if proc.returncode != 0:  # recorded (the project's job may fail on a large fleet), shown in the table
         print(f"{engine} run failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}", file=sys.stderr)
         return {"error": _reason(proc.stderr), "whole_s": float("nan")}
@@ -191,7 +195,12 @@ def measure_cli(fleet: Path) -> dict[str, Any]:
     t = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     rss = TreeRss(proc.pid)
-    stdout, stderr = proc.communicate()
+    try:
+        stdout, stderr = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        return {"error": f"no answer within {TIMEOUT} s", "whole_s": float("nan"), "rss_mb": rss.total()}
     wall = time.monotonic() - t
     out: dict[str, Any] = {"whole_s": wall, "rss_mb": rss.total()}
     if proc.returncode != 0:
