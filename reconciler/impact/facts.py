@@ -82,9 +82,9 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         "declaredLive": configs.filter(F.col("entity_type") == "topics")
         .select("cluster", F.col("entity").alias("topic"), "key", "value")
         .join(F.broadcast(declared), ["cluster", "topic"], "left_semi"),
-        "topics": topics.groupBy("cluster").agg(
-            F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions"),
-            F.min("replication_factor").alias("min_rf"), F.collect_set("replication_factor").alias("rfs")),
+        # per (cluster, replication factor): a plain hash aggregate (a set per cluster would be an object one)
+        "topics": topics.groupBy("cluster", F.col("replication_factor").alias("rf")).agg(
+            F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions")),
         "declaredTopics": wanted.join(topics.alias("l"), ["cluster", "topic"], "left").agg(
             F.sum(F.col("l.topic").isNull().cast("int")).alias("created"),
             F.sum((F.col("d.partitions") > F.col("l.partitions")).cast("int")).alias("grown")),
@@ -95,8 +95,19 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         dynamic=[(r["cluster"], r["entity"], r["key"], r["value"]) for r in s["dynamic"]],
         static=[(r["cluster"], r["broker"], r["key"], r["value"]) for r in s["static"]],
         declared_live=[(r["cluster"], r["topic"], r["key"], r["value"]) for r in s["declaredLive"]],
-        topics={r["cluster"]: (r["n"], int(r["partitions"] or 0), r["min_rf"]) for r in s["topics"]},
-        rfs={rf for r in s["topics"] for rf in r["rfs"] or []},
+        topics=_per_cluster(s["topics"]),
+        rfs={r["rf"] for r in s["topics"] if r["rf"] is not None},
         created=int(declared_topics.get("created") or 0),
         grown=int(declared_topics.get("grown") or 0),
     )
+
+
+def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int | None]]:
+    """cluster -> (topics, partitions, lowest replication factor) from rows per (cluster, replication factor)."""
+    out: dict[str, tuple[int, int, int | None]] = {}
+    for r in rows:
+        n, parts, low = out.get(r["cluster"], (0, 0, None))
+        rf = r["rf"]
+        low = rf if low is None else low if rf is None else min(low, rf)
+        out[r["cluster"]] = (n + r["n"], parts + int(r["partitions"] or 0), low)
+    return out

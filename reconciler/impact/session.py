@@ -74,6 +74,9 @@ def settings(master: str) -> dict[str, str]:
         # take ~100x their file size in memory (the 43 MB partitions table of 5M topics is GBs of rows: "Not
         # enough memory to build and broadcast the table"). The job hints its own small tables explicitly.
         "spark.sql.sources.fileCompressionFactor": "100",
+        # Folding per-replica rows per (topic, key) collects sets: keep that aggregate hash-based for the tens
+        # of thousands of groups a task sees, instead of Spark's sort-based fallback past 128 of them.
+        "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "65536",
         "spark.sql.autoBroadcastJoinThreshold": str(32 * 1024 * 1024),
         "spark.sql.parquet.compression.codec": "snappy",
     } | extra_settings()
