@@ -72,21 +72,19 @@ FANOUT_MIN = 2 * SHARE
 def cluster_shares(root: Path, only: Sequence[str] = (), jobs: int = 0) -> list[list[str]] | None:
     """The clusters of `root` split into one share per worker process (`jobs`, 0: one per core), when each
     cluster can be loaded on its own with exactly the problems a whole-repository load finds: no symbolic
-    link among the cluster directories, each with its cluster.yaml, and every name in `only` a cluster.
+    link among the selected cluster directories, each with its cluster.yaml, and every name in `only` a cluster.
     Otherwise (or for a small fleet, or one core, or no fork), None: the caller loads everything in one process.
     Shares are interleaved (every n-th cluster), so that clusters of similar names spread over the workers."""
     workers = jobs or _cores()
     clusters_dir = root.resolve() / "clusters"
     if workers <= 1 or not clusters_dir.is_dir() or clusters_dir.is_symlink():
         return None
-    dirs = [p for p in clusters_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    if any(p.is_symlink() or not (p / CLUSTER_FILE).is_file() for p in dirs):
+    dirs = {p.name: p for p in clusters_dir.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    if only and not set(only) <= set(dirs):
         return None
-    names = sorted(p.name for p in dirs)
-    if only:
-        if not set(only) <= set(names):
-            return None
-        names = sorted(set(only))
+    names = sorted(set(only)) if only else sorted(dirs)
+    if any(dirs[n].is_symlink() or not (dirs[n] / CLUSTER_FILE).is_file() for n in names):
+        return None
     if len(names) < FANOUT_MIN:
         return None
     import multiprocessing  # only here: most runs never need it
