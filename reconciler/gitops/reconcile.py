@@ -20,14 +20,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from kazoo.client import KazooClient
+
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
-from reconciler.gitops import GitError, Revision, materialize
+from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.gitops.fanout import Phases, fan_out
+from reconciler.gitops.history import History
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
-from reconciler.workflow import apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.workflow import ClusterPlan, apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 
@@ -89,42 +92,6 @@ class PassResult:
         return sum(o.failed for o in self.outcomes) + (self.error is not None)
 
 
-class History:
-    """The manifests of earlier revisions, materialised once per revision for the pass (thread-safe)."""
-
-    def __init__(
-        self, repo: Path | None, source: Source, current: Mapping[str, DesiredState], workdir: Path
-    ) -> None:
-        self.repo, self.source, self.current, self.workdir = repo, source, current, workdir
-        self._roots: dict[str, Path | None] = {}
-        self._lock = threading.Lock()
-
-    def desired(self, revision: str | None, cluster: str) -> tuple[DesiredState, Path] | None:
-        if not revision or revision.endswith("-dirty") or self.repo is None:
-            return None  # a dirty apply's manifests were never committed
-        now = self.source.revision
-        if now is not None and not now.dirty and now.sha == revision and cluster in self.current:
-            return self.current[cluster], self.source.root
-        root = self._root(revision)
-        if root is None:
-            return None
-        _, states, _ = load_and_validate(root, [cluster])
-        state = states.get(cluster)
-        return (state, root) if state is not None else None
-
-    def _root(self, revision: str) -> Path | None:
-        with self._lock:
-            if revision not in self._roots and self.repo is not None:
-                target = self.workdir / revision
-                try:
-                    materialize(self.repo, revision, target)
-                    self._roots[revision] = target
-                except GitError as exc:
-                    log.info("drift: cannot read revision %s: %s", revision, exc.message)
-                    self._roots[revision] = None
-            return self._roots.get(revision)
-
-
 def _cluster_of(diag: Diagnostic) -> str:
     """`clusters/<name>/…` -> name; "" for fleet.yaml and sourceless problems (they concern every cluster)."""
     if diag.source is None:
@@ -174,6 +141,11 @@ class _Runner:
                                      (lambda _: result.plan) if same else _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it
                 drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
+            return self._apply(name, desired, result, drift, client)
+
+    def _apply(self, name: str, desired: DesiredState, result: ClusterPlan, drift: DriftReport,
+               client: KazooClient) -> Outcome:
+        """Apply the plan within policy, on the session that planned it."""
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
             return Outcome(name, "failed", plan=result.plan, drift=drift, diagnostics=result.diagnostics,
@@ -186,10 +158,10 @@ class _Runner:
         check_cancelled()  # a stop request since planning: no apply starts
         try:
             applied_result = apply_cluster_plan(
-                plan, desired, root, allow_destructive=self.options.allow_destructive,
+                plan, desired, self.source.root, allow_destructive=self.options.allow_destructive,
                 allow_secret_rotation=self.options.allow_secret_rotation,
                 audit_log=self.options.audit_log, user=self.options.user,
-                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
+                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify, client=client,
             )
         except Interrupted:
             raise
@@ -253,7 +225,7 @@ def run_clusters(
 ) -> tuple[Outcome, ...]:
     """Each of `names` in turn on `options.parallel` threads; `diags` holds at least each cluster's own."""
     with _workdir() as workdir:
-        history = History(source.history, source, states, workdir)
+        history = History(source.history, (source.root, source.revision), states, workdir)
         runner = _Runner(source, options, history)
 
         by_cluster: dict[str, list[Diagnostic]] = {}

@@ -133,3 +133,24 @@ def test_a_worker_that_dies_fails_only_its_own_clusters(
     assert sorted(seen) == ["a", "b", "c", "d"]
     assert fleet.client.exists(f"{fleet.chroot}/c/brokers/topics/orders")
     assert not fleet.client.exists(f"{fleet.chroot}/d/brokers/topics/orders")
+
+
+def test_a_cluster_is_planned_and_applied_on_one_session(
+    fleet: Fleet, small_fanout: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from reconciler import workflow
+
+    commit(fleet.repo, "one", fleet.cluster("a"))
+    opened: list[str] = []
+    real = workflow.connect
+
+    def counting(spec: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(spec.connect)
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(workflow, "connect", counting)
+    result = run_pass(source(fleet), (), Options(jobs=1, audit_log=tmp_path / "audit.jsonl"))
+    assert [(o.cluster, o.status) for o in result.outcomes] == [("a", "applied")]
+    assert opened == [fleet.connect("a")]  # the apply (lock, writes, audit) reused the planning session
+    assert fleet.client.exists(f"{fleet.chroot}/a/brokers/topics/orders")
+    assert not fleet.client.get_children(f"{fleet.chroot}/a/reconciler/lock")  # and released its lock
