@@ -1,6 +1,6 @@
 """A fleet reconcile against a real local ZooKeeper: first pass and no-op pass, beside the read floor.
 
-Run: .venv/bin/python bench/fleet.py [--clusters 1000] [--topics 100] [--parallel 8] [--runs 3]
+Run: .venv/bin/python bench/fleet.py [--clusters 1000] [--topics 100] [--parallel 8] [--jobs 0] [--runs 3]
 
 Starts its own ZooKeeper (scripts/local-zookeeper.sh, free port, temporary directory; stopped at the end), gives
 every cluster a chroot on it (`/fleet/cNNNN`, 3 registered brokers and a controller node, as
@@ -9,7 +9,8 @@ a `<default>` BrokerConfig and a Topics file with `--topics` topics (3 partition
 committed to a git repository (reconcile applies what is committed).
 
 Then it times whole processes (wall and CPU, children included):
-  first pass        `reconcile --once --parallel N`: creates every topic and config
+  first pass        `reconcile --once --parallel N --jobs J`: creates every topic and config (J worker processes,
+                    0: one per core, each with its share of the N threads)
   no-op pass        the same again: reads everything, plans, writes nothing (run --runs times, median)
   plan, all         `plan` of every cluster (median of --runs)
   read floor        a bare interpreter importing only kazoo and yaml: C YAML parse of every manifest file and
@@ -121,6 +122,7 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=1000)
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--jobs", type=int, default=0, help="reconcile --jobs (0: one worker process per core)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     print(f"machine: {machine()}; load average at start: {load_average()}")
@@ -136,9 +138,10 @@ def main() -> None:
             floor_script = root / "floor.py"
             floor_script.write_text(FLOOR, encoding="utf-8")
             print(f"fleet: {args.clusters} clusters x {args.topics} topics, {files} manifest files, "
-                  f"ZooKeeper 127.0.0.1:{port}, --parallel {args.parallel}")
+                  f"ZooKeeper 127.0.0.1:{port}, --parallel {args.parallel} --jobs {args.jobs}")
             reconcile = [str(RECONCILER), "--repo", str(repo), "reconcile", "--once",
-                         "--parallel", str(args.parallel), "--audit-log", str(root / "audit.jsonl")]
+                         "--parallel", str(args.parallel), "--jobs", str(args.jobs),
+                         "--audit-log", str(root / "audit.jsonl")]
             first = time_process(reconcile)
             print(f"  first pass      {first[0]:7.2f} s wall  {first[1]:7.2f} s CPU")
             rows: dict[str, list[tuple[float, float]]] = {"no-op pass": [], "plan, all clusters": [],

@@ -12,7 +12,7 @@ import os
 import re
 import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -297,10 +297,12 @@ def apply_cluster_plan(
     user: str | None = None,
     lock_timeout_s: float | None = None,
     notify: Notify | None = None,
+    client: KazooClient | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
-    than the cluster's session timeout, so that a crashed apply's lock expires within the wait)."""
+    than the cluster's session timeout, so that a crashed apply's lock expires within the wait). `client`: a
+    session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
     zk = desired.cluster.zookeeper
     tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
@@ -314,7 +316,9 @@ def apply_cluster_plan(
         user=user or default_user(),
         time=now_utc(),
     )
-    with cluster_client(desired.cluster, root) as client:
+    with ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(cluster_client(desired.cluster, root))
         return apply_plan(
             client,
             plan,

@@ -126,10 +126,27 @@ def print_table(console: Console, table: Table) -> None:
     """The title as a heading line, then the table with no trailing blanks (rich pads every cell)."""
     if table.title is not None:
         console.print(to_text(((table.title, "heading"),)), soft_wrap=True)
-    with console.capture() as captured:
-        console.print(to_rich_table(table))
-    console.file.write("".join(row.rstrip() + "\n" for row in captured.get().splitlines()))
+    rows = plain_table(table, console.width) if not is_colored(console) else None
+    if rows is None:
+        with console.capture() as captured:
+            console.print(to_rich_table(table))
+        rows = [row.rstrip() for row in captured.get().splitlines()]
+    console.file.write("".join(row + "\n" for row in rows))
     console.file.flush()
+
+
+def plain_table(table: Table, width: int) -> list[str] | None:
+    """The rows rich lays out for `to_rich_table` without colour, when every cell is ASCII (one column per
+    character) and the table fits `width`: each column as wide as its widest cell, two spaces between
+    columns, no trailing blanks. rich takes ~1 ms a row for this (1 s for a 1,000-cluster reconcile summary).
+    None when rich must decide (wide characters, folding to a terminal's width)."""
+    cells = [list(table.columns), *([printable(text) for text, _ in row] for row in table.rows)]
+    if not all(c.isascii() and c.isprintable() for row in cells for c in row):
+        return None
+    widths = [max(len(row[i]) for row in cells) for i in range(len(table.columns))]
+    if sum(widths) + 2 * (len(widths) - 1) > width:
+        return None
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
 
 
 def print_lines(console: Console, lines: Iterable[Line]) -> None:

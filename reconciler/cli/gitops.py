@@ -245,6 +245,8 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 @click.option("--dry-run", is_flag=True, help="Plan and report drift; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 256), default=4, show_default=True,
               help="Clusters reconciled at the same time.")
+@click.option("--jobs", type=click.IntRange(0, 256), default=0, show_default=True,
+              help="Worker processes sharing a large fleet's clusters (0: one per core; 1: this process only).")
 @click.option("--allow-destructive", is_flag=True, help="Apply destructive plans (else policy.allowDestructive).")
 @click.option("--allow-dirty", is_flag=True, help="Apply from a work tree with uncommitted manifests.")
 @click.option("--allow-secret-rotation", is_flag=True,
@@ -255,7 +257,7 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 @lock_timeout_option
 @click.pass_obj
 def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
-              once: bool, interval: str | None, dry_run: bool, parallel: int, allow_destructive: bool,
+              once: bool, interval: str | None, dry_run: bool, parallel: int, jobs: int, allow_destructive: bool,
               allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None,
               lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
@@ -268,7 +270,8 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
         raise click.UsageError("give exactly one of --once and --interval DURATION")
     seconds = parse_duration(interval) if interval is not None else 0.0
     options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log(),
-                      lock_timeout_s=lock_timeout, notify=notify, allow_secret_rotation=allow_secret_rotation)
+                      lock_timeout_s=lock_timeout, notify=notify, allow_secret_rotation=allow_secret_rotation,
+                      jobs=jobs)
     args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
     stop = threading.Event()
     failures = 0

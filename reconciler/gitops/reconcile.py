@@ -18,15 +18,19 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from kazoo.client import KazooClient
 
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
-from reconciler.gitops import GitError, Revision, materialize
+from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
-from reconciler.manifests.validate import load_and_validate
+from reconciler.gitops.fanout import Phases, fan_out
+from reconciler.gitops.history import History
+from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
-from reconciler.workflow import apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.workflow import ClusterPlan, apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 
@@ -46,6 +50,7 @@ class Options:
     lock_timeout_s: float | None = None  # --lock-timeout (None: RECONCILER_LOCK_TIMEOUT, else per cluster)
     notify: Callable[[str], None] | None = None  # a line when an apply waits for or takes over the lock
     allow_secret_rotation: bool = False  # re-encode passwords stored with passwordEncoder.oldSecret
+    jobs: int = 1  # worker processes for a large fleet (0: one per core; 1: this process only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,42 +90,6 @@ class PassResult:
     @property
     def failures(self) -> int:
         return sum(o.failed for o in self.outcomes) + (self.error is not None)
-
-
-class History:
-    """The manifests of earlier revisions, materialised once per revision for the pass (thread-safe)."""
-
-    def __init__(
-        self, repo: Path | None, source: Source, current: Mapping[str, DesiredState], workdir: Path
-    ) -> None:
-        self.repo, self.source, self.current, self.workdir = repo, source, current, workdir
-        self._roots: dict[str, Path | None] = {}
-        self._lock = threading.Lock()
-
-    def desired(self, revision: str | None, cluster: str) -> tuple[DesiredState, Path] | None:
-        if not revision or revision.endswith("-dirty") or self.repo is None:
-            return None  # a dirty apply's manifests were never committed
-        now = self.source.revision
-        if now is not None and not now.dirty and now.sha == revision and cluster in self.current:
-            return self.current[cluster], self.source.root
-        root = self._root(revision)
-        if root is None:
-            return None
-        _, states, _ = load_and_validate(root, [cluster])
-        state = states.get(cluster)
-        return (state, root) if state is not None else None
-
-    def _root(self, revision: str) -> Path | None:
-        with self._lock:
-            if revision not in self._roots and self.repo is not None:
-                target = self.workdir / revision
-                try:
-                    materialize(self.repo, revision, target)
-                    self._roots[revision] = target
-                except GitError as exc:
-                    log.info("drift: cannot read revision %s: %s", revision, exc.message)
-                    self._roots[revision] = None
-            return self._roots.get(revision)
 
 
 def _cluster_of(diag: Diagnostic) -> str:
@@ -172,6 +141,11 @@ class _Runner:
                                      (lambda _: result.plan) if same else _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it
                 drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
+            return self._apply(name, desired, result, drift, client)
+
+    def _apply(self, name: str, desired: DesiredState, result: ClusterPlan, drift: DriftReport,
+               client: KazooClient) -> Outcome:
+        """Apply the plan within policy, on the session that planned it."""
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
             return Outcome(name, "failed", plan=result.plan, drift=drift, diagnostics=result.diagnostics,
@@ -184,10 +158,10 @@ class _Runner:
         check_cancelled()  # a stop request since planning: no apply starts
         try:
             applied_result = apply_cluster_plan(
-                plan, desired, root, allow_destructive=self.options.allow_destructive,
+                plan, desired, self.source.root, allow_destructive=self.options.allow_destructive,
                 allow_secret_rotation=self.options.allow_secret_rotation,
                 audit_log=self.options.audit_log, user=self.options.user,
-                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
+                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify, client=client,
             )
         except Interrupted:
             raise
@@ -221,22 +195,45 @@ def run_pass(
     stop: threading.Event | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> PassResult:
-    """Reconcile every cluster of `source` (or `only` those); never raises for one cluster's failure."""
+    """Reconcile every cluster of `source` (or `only` those); never raises for one cluster's failure. A large
+    fleet goes to worker processes (`Options.jobs`, `_run_in_workers`), with the same outcomes."""
     started = now_utc()
     stop = stop or threading.Event()
+    shares = cluster_shares(source.root, only, options.jobs)
+    if shares is not None:
+        outcomes, shared = _run_in_workers(source, shares, options, stop, on_outcome)
+        return PassResult(source.revision, started, now_utc(), outcomes, shared)
     repo, states, diags = load_and_validate(source.root, only)
     names = sorted(set(repo.clusters) | set(states))
-    errors = [d for d in diags if d.severity == "error"]
-    shared = tuple(d for d in errors if _cluster_of(d) == "")
+    shared = shared_errors(diags)
     if not names:
         return PassResult(source.revision, started, now_utc(), problems=tuple(diags),
                           error="no cluster to reconcile" + (f": {shared[0].message}" if shared else ""))
+    outcomes = run_clusters(source, names, states, diags, shared, options, stop, on_outcome)
+    return PassResult(source.revision, started, now_utc(), outcomes, shared)
+
+
+def shared_errors(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The errors that concern every cluster (fleet.yaml, the repository's layout): each fails every cluster."""
+    return tuple(d for d in diags if d.severity == "error" and _cluster_of(d) == "")
+
+
+def run_clusters(
+    source: Source, names: Sequence[str], states: Mapping[str, DesiredState], diags: Sequence[Diagnostic],
+    shared: tuple[Diagnostic, ...], options: Options, stop: threading.Event,
+    on_outcome: Callable[[Outcome], None] | None,
+) -> tuple[Outcome, ...]:
+    """Each of `names` in turn on `options.parallel` threads; `diags` holds at least each cluster's own."""
     with _workdir() as workdir:
-        history = History(source.history, source, states, workdir)
+        history = History(source.history, (source.root, source.revision), states, workdir)
         runner = _Runner(source, options, history)
 
+        by_cluster: dict[str, list[Diagnostic]] = {}
+        for d in diags:
+            by_cluster.setdefault(_cluster_of(d), []).append(d)
+
         def one(name: str) -> Outcome:
-            own = tuple(d for d in diags if _cluster_of(d) == name)
+            own = tuple(by_cluster.get(name, ()))
             if stop.is_set():
                 outcome = Outcome(name, "skipped", error="stopping: not started")
             elif shared or has_errors(own) or name not in states:
@@ -252,8 +249,38 @@ def run_pass(
             return outcome
 
         with ThreadPoolExecutor(max_workers=max(1, options.parallel), thread_name_prefix="reconcile") as pool:
-            outcomes = tuple(pool.map(one, names))
-    return PassResult(source.revision, started, now_utc(), outcomes, shared)
+            return tuple(pool.map(one, names))
+
+
+def _run_in_workers(
+    source: Source, shares: list[list[str]], options: Options, stop: threading.Event,
+    on_outcome: Callable[[Outcome], None] | None,
+) -> tuple[tuple[Outcome, ...], tuple[Diagnostic, ...]]:
+    """`run_pass` on one forked worker per share (gitops/fanout.py): each loads and validates its clusters,
+    the parent merges the errors that concern every cluster (as `run_pass` finds them in one process), then
+    each worker reconciles its clusters on its share of `options.parallel` threads."""
+    threads = replace(options, parallel=max(1, -(-options.parallel // len(shares))))
+
+    def prepare(share: Sequence[str]) -> tuple[Any, list[Diagnostic]]:
+        repo, states, diags = load_and_validate(source.root, share)
+        return (sorted(set(repo.clusters) | set(states)), states, diags), list(shared_errors(diags))
+
+    def merge(reports: list[list[Diagnostic]]) -> tuple[Diagnostic, ...]:
+        return tuple(sorted({d for report in reports for d in report}, key=Diagnostic.sort_key))
+
+    def work(kept: Any, shared: tuple[Diagnostic, ...], stop: threading.Event, emit: Callable[[Any], None]) -> None:
+        names, states, diags = kept
+        run_clusters(source, names, states, diags, shared, threads, stop, emit)
+
+    fanned = fan_out(shares, Phases(prepare, merge, work), stop, on_outcome)
+    outcomes = {o.cluster: o for o in fanned.results}
+    for index in fanned.lost:  # a worker died (killed, out of memory): its unfinished clusters failed
+        for name in shares[index]:
+            if name not in outcomes:
+                outcomes[name] = Outcome(name, "failed", error="the worker process reconciling it ended early")
+                if on_outcome is not None:
+                    on_outcome(outcomes[name])
+    return tuple(outcomes[name] for name in sorted(outcomes)), fanned.verdict or ()
 
 
 @contextmanager

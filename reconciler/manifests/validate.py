@@ -9,7 +9,7 @@ from pathlib import Path
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired
-from reconciler.manifests.repo import Repository, discover
+from reconciler.manifests.repo import CLUSTER_FILE, Repository, discover
 from reconciler.model import DesiredState
 from reconciler.rules import validate
 
@@ -62,6 +62,37 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
 def _check_share(share: tuple[Path, list[str]]) -> tuple[int, list[Diagnostic]]:
     _, states, diags = load_and_validate(*share)
     return len(states), diags
+
+
+# A reconcile pass forks workers (`cluster_shares`) for at least this many clusters: below it, the fork and the
+# second phase cost more than the second core gives.
+FANOUT_MIN = 2 * SHARE
+
+
+def cluster_shares(root: Path, only: Sequence[str] = (), jobs: int = 0) -> list[list[str]] | None:
+    """The clusters of `root` split into one share per worker process (`jobs`, 0: one per core), when each
+    cluster can be loaded on its own with exactly the problems a whole-repository load finds: no symbolic
+    link among the selected cluster directories, each with its cluster.yaml, and every name in `only` a cluster.
+    Otherwise (or for a small fleet, or one core, or no fork), None: the caller loads everything in one process.
+    Shares are interleaved (every n-th cluster), so that clusters of similar names spread over the workers."""
+    workers = jobs or _cores()
+    clusters_dir = root.resolve() / "clusters"
+    if workers <= 1 or not clusters_dir.is_dir() or clusters_dir.is_symlink():
+        return None
+    dirs = {p.name: p for p in clusters_dir.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    if only and not set(only) <= set(dirs):
+        return None
+    names = sorted(set(only)) if only else sorted(dirs)
+    if any(dirs[n].is_symlink() or not (dirs[n] / CLUSTER_FILE).is_file() for n in names):
+        return None
+    if len(names) < FANOUT_MIN:
+        return None
+    import multiprocessing  # only here: most runs never need it
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    workers = min(workers, len(names))
+    return [names[i::workers] for i in range(workers)]
 
 
 def _cluster_names(root: Path) -> list[str]:

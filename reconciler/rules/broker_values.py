@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reconciler.catalog import Catalog
-from reconciler.effective import DesiredLayers, resolve
+from reconciler.effective import DesiredLayers, EntityResolver
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SourceRef
 
@@ -76,9 +76,11 @@ class _Broker:
         self.desired, self.catalog, self.layers, self.broker = desired, catalog, layers, broker
         self.ref = EntityRef("brokers", broker)
         self.where = "the cluster default" if broker == DEFAULT_ENTITY else f"broker {broker}"
+        # `effective.resolve` of each key, with the broker's layers looked up once
+        self.resolve = EntityResolver(layers, catalog, self.ref, version=desired.cluster.kafka_version)
 
     def get(self, key: str) -> _Value:
-        found = resolve(self.layers, self.catalog, self.ref, key, version=self.desired.cluster.kafka_version)
+        found = self.resolve(key)
         source, layer = self._source(key)
         return _Value(key, found.value, source, found.is_default, layer == DEFAULT_ENTITY)
 
@@ -109,12 +111,12 @@ def _problem(b: _Broker, values: tuple[_Value, ...], message: str, kafka: str) -
 
 def _log_times(b: _Broker) -> Iterator[Diagnostic]:
     kafka = "KafkaConfig.validateValues"
-    roll, jitter, retention = b.get("log.roll.ms"), b.get("log.roll.jitter.ms"), b.get("log.retention.ms")
-    if b.declared("log.roll.ms") and (n := roll.number()) is not None and n < 1:
+    if b.declared("log.roll.ms") and (n := (roll := b.get("log.roll.ms")).number()) is not None and n < 1:
         yield _problem(b, (roll,), f"log.roll.ms must be greater than or equal to 1, not {n}", kafka)
-    if b.declared("log.roll.jitter.ms") and (n := jitter.number()) is not None and n < 0:
+    if b.declared("log.roll.jitter.ms") and (n := (jitter := b.get("log.roll.jitter.ms")).number()) is not None \
+            and n < 0:
         yield _problem(b, (jitter,), f"log.roll.jitter.ms must be greater than or equal to 0, not {n}", kafka)
-    if b.declared("log.retention.ms") and retention.number() == 0:  # negative means unlimited (-1)
+    if b.declared("log.retention.ms") and (retention := b.get("log.retention.ms")).number() == 0:  # -1: unlimited
         yield _problem(b, (retention,), "log.retention.ms must be unlimited (-1) or greater than or equal to 1, "
                        "not 0", kafka)
 
@@ -134,9 +136,12 @@ def _cleaner(b: _Broker) -> Iterator[Diagnostic]:
 
 
 def _connections(b: _Broker, listeners: list[str]) -> Iterator[Diagnostic]:
+    declared = b.declared("max.connections.per.ip"), b.declared("max.connections.per.ip.overrides")
+    if not any(declared) and not any(b.declared(k) for k in _connection_keys(listeners)):
+        return  # Kafka's defaults pass these checks
     per_ip, overrides = b.get("max.connections.per.ip"), b.get("max.connections.per.ip.overrides")
     parsed: dict[str, str] = {}
-    if b.declared("max.connections.per.ip.overrides") and (overrides.text or "").strip():
+    if declared[1] and (overrides.text or "").strip():
         for item in (overrides.text or "").split(","):
             host, sep, count = item.strip().rpartition(":")
             if not sep or not host.strip():
@@ -150,17 +155,22 @@ def _connections(b: _Broker, listeners: list[str]) -> Iterator[Diagnostic]:
                 yield _problem(b, (overrides,), f"max.connections.per.ip.overrides contains invalid addresses : "
                                f"{host.strip()}", "KafkaConfig.validateValues (Utils.validHostPattern)")
             parsed[host.strip()] = count.strip()
-    if (b.declared("max.connections.per.ip") or b.declared("max.connections.per.ip.overrides")) \
-            and per_ip.number() == 0 and not parsed:
+    if any(declared) and per_ip.number() == 0 and not parsed:
         yield _problem(b, (per_ip, overrides), "max.connections.per.ip can be set to zero only if "
                        "max.connections.per.ip.overrides property is set", "KafkaConfig.validateValues")
+    for key in _connection_keys(listeners):
+        value = b.get(key) if b.declared(key) else None
+        if value is not None and (n := value.number()) is not None and n <= 0:
+            base = "max.connection.creation.rate" if key.endswith("max.connection.creation.rate") else "max.connections"
+            yield _problem(b, (value,), f"Invalid {base} {n} for {key}: each listener's connection quota must "
+                           "be at least 1", "ConnectionQuotas.ListenerConnectionQuota.validateReconfiguration")
+
+
+def _connection_keys(listeners: list[str]) -> list[str]:
+    """max.connections and max.connection.creation.rate, broker-wide then per listener (the order of checks)."""
     prefixes = [f"listener.name.{name.lower()}." for name in listeners]
-    for base in ("max.connections", "max.connection.creation.rate"):
-        for key in (base, *(p + base for p in prefixes)):
-            value = b.get(key) if b.declared(key) else None
-            if value is not None and (n := value.number()) is not None and n <= 0:
-                yield _problem(b, (value,), f"Invalid {base} {n} for {key}: each listener's connection quota must "
-                               "be at least 1", "ConnectionQuotas.ListenerConnectionQuota.validateReconfiguration")
+    return [key for base in ("max.connections", "max.connection.creation.rate")
+            for key in (base, *(p + base for p in prefixes))]
 
 
 def _fetchers(b: _Broker) -> Iterator[Diagnostic]:

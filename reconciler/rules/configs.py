@@ -145,11 +145,16 @@ def check_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             if (warning := seconds_in_ms(key, value)) is not None:
                 diags.append(warning)
     accepted: set[tuple[str, str]] = set()  # (key, value) pairs found valid: topics repeat a few values
+    not_seconds: set[tuple[str, object]] = set()  # (key, value) pairs that do not look like seconds
     for topic in state.topics.values():
         for key, value in topic.config.items():
-            if (warning := seconds_in_ms(key, value)) is not None:
-                diags.append(warning)
-            if (key, value.value) in accepted:
+            pair = (key, value.value)
+            if pair not in not_seconds:
+                if (warning := seconds_in_ms(key, value)) is not None:
+                    diags.append(warning)
+                elif isinstance(value.value, str):
+                    not_seconds.add(pair)
+            if pair in accepted:
                 continue
             problems = list(check_topic_key(catalog, key, value, version))
             if problems:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -227,23 +227,34 @@ def _decode(
     broker_ids: list[int],
     topic_names: list[str],
 ) -> LiveState:
+    # A cluster's topics repeat a few configs and assignments byte for byte: each distinct znode content is
+    # decoded and checked once (the read-only results are shared), the rest is a dict lookup.
+    configs: dict[tuple[bytes | None, bool], Mapping[str, str]] = {}
     entities: dict[EntityRef, LiveEntity] = {}
     for path, ref in entity_paths.items():
         if (item := got.get(path)) is not None:
             data, stat = item
-            config = layout.decode_entity_config(data, zk.where(path), stat.numChildren > 0)
-            entities[ref] = LiveEntity(ref, frozen_map(config), stat.version, stat.numChildren > 0, int(stat.mtime))
+            children = stat.numChildren > 0
+            if (config := configs.get((data, children))) is None:
+                config = frozen_map(layout.decode_entity_config(data, zk.where(path), children))
+                configs[data, children] = config
+            entities[ref] = LiveEntity(ref, config, stat.version, children, int(stat.mtime))
     brokers: dict[int, BrokerRegistration] = {}
     for broker in broker_ids:
         path = layout.broker_path(broker)
         if (item := got.get(path)) is not None:
             brokers[broker] = layout.decode_broker_registration(broker, item[0] or b"", zk.where(path))
     topics: dict[str, LiveTopic] = {}
+    assignments: dict[bytes, LiveTopic] = {}
     for name in topic_names:
         path = layout.topic_path(name)
         if (item := got.get(path)) is not None:
             data, stat = item
-            topics[name] = layout.decode_topic_assignment(name, data or b"", zk.where(path), stat.version)
+            if (seen := assignments.get(data or b"")) is None:
+                topics[name] = layout.decode_topic_assignment(name, data or b"", zk.where(path), stat.version)
+                assignments[data or b""] = topics[name]
+            else:
+                topics[name] = LiveTopic(name, seen.assignment, stat.version, seen.topic_id)
     controller: ControllerInfo | None = None
     if (item := got.get(layout.CONTROLLER_PATH)) is not None:
         where = zk.where(layout.CONTROLLER_PATH)

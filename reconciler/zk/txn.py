@@ -30,6 +30,8 @@ from kazoo.exceptions import (
     SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.paths import _norm_root, _prefix_root
+from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData, Transaction
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
@@ -103,19 +105,33 @@ def pack(groups: Sequence[Group], budget: int, client: KazooClient) -> list[list
 
 
 def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
-    """One multi; the results list holds an exception object for every op when it failed."""
-    tx = client.transaction()
+    """One multi; the results list holds an exception object for every op when it failed.
+
+    The request is what kazoo's `TransactionRequest` builds (the same jute records), without its per-op
+    argument checks and path normalisation (~30 µs an op, 0.3 s for 10,000 entities): our paths are built
+    normalised and our arguments typed. A path that normalisation would change still goes through kazoo's.
+    """
+    root = _norm_root(client.chroot).rstrip("/")
+    records: list[Any] = []
     for op in ops:
+        path = root + op.path if _normal(op.path) else _prefix_root(client.chroot, op.path)
         if op.kind == "create":
-            tx.create(op.path, op.data, acl=list(op.acl), sequence=op.sequential)
+            records.append(Create(path, op.data, list(op.acl), 2 if op.sequential else 0))
         elif op.kind == "set":
-            tx.set_data(op.path, op.data, version=op.version)
+            records.append(SetData(path, op.data, op.version))
         elif op.kind == "delete":
-            tx.delete(op.path, version=op.version)
+            records.append(Delete(path, op.version))
         else:
-            tx.check(op.path, op.version)
-    results: list[Any] = tx.commit_async().get(timeout=COMMIT_TIMEOUT_S)
+            records.append(CheckVersion(path, op.version))
+    result = client.handler.async_result()
+    client._call(Transaction(records), result)
+    results: list[Any] = result.get(timeout=COMMIT_TIMEOUT_S)
     return results
+
+
+def _normal(path: str) -> bool:
+    """Would kazoo's `normpath` leave `path` as it is (absolute, no empty, `.` or `..` segment, no trailing /)?"""
+    return path.startswith("/") and "//" not in path and "/." not in path and not path.endswith("/")
 
 
 def commit(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> None:

@@ -270,6 +270,36 @@ def test_read_of_2000_topics(zk_client: KazooClient) -> None:
     )
 
 
+def test_repeated_znode_contents_are_decoded_once_and_read_as_their_own(
+    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Topics sharing a config's or an assignment's bytes: one decode each, every topic with its own name and
+    version; a corrupt copy of a shared content is still refused and named."""
+    same = layout.encode_entity_config({"retention.ms": "86400000"})
+    assignment = layout.encode_topic_assignment({0: (1, 2), 1: (2, 1)})
+    for name in ("a", "b", "c"):
+        put(zk_client, f"/config/topics/{name}", same)
+        put(zk_client, f"/brokers/topics/{name}", assignment)
+    zk_client.set("/brokers/topics/b", assignment)  # version 1
+    put(zk_client, "/config/topics/d", layout.encode_entity_config({"retention.ms": "1"}))
+    put(zk_client, "/brokers/topics/d", layout.encode_topic_assignment({0: (3,)}, "AAAAAAAAAAAAAAAAAAAAAA"))
+    calls: list[str] = []
+    for name in ("decode_entity_config", "decode_topic_assignment"):
+        real = getattr(layout, name)
+        monkeypatch.setattr(layout, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    state = read_live_state(zk_client, "c1")
+    assert sorted(calls) == ["decode_entity_config"] * 2 + ["decode_topic_assignment"] * 2
+    assert {n: (t.name, t.version, dict(t.assignment), t.topic_id) for n, t in state.topics.items()} == {
+        "a": ("a", 0, {0: (1, 2), 1: (2, 1)}, None), "b": ("b", 1, {0: (1, 2), 1: (2, 1)}, None),
+        "c": ("c", 0, {0: (1, 2), 1: (2, 1)}, None), "d": ("d", 0, {0: (3,)}, "AAAAAAAAAAAAAAAAAAAAAA")}
+    assert {r.name: dict(e.config) for r, e in state.entities.items()} == {
+        "a": {"retention.ms": "86400000"}, "b": {"retention.ms": "86400000"}, "c": {"retention.ms": "86400000"},
+        "d": {"retention.ms": "1"}}
+    zk_client.set("/config/topics/c", same + b"x")  # corrupt: its own content, decoded and refused
+    with pytest.raises(LiveStateError, match="/config/topics/c"):
+        read_live_state(zk_client, "c1")
+
+
 # --- session: connect, auth, ACLs ----------------------------------------------------------------------
 
 

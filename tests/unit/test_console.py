@@ -91,3 +91,34 @@ def test_progress_on_a_terminal_draws_a_bar_then_keeps_the_line() -> None:
         phase.done("3 batches")
     assert progress.bar is None
     assert "c1: apply plan abc: 3 batches" in ANSI.sub("", stream.getvalue())
+
+
+def _rich_layout(table: Table) -> str:
+    from reconciler.cli.console import to_rich_table
+
+    console = make_console(io.StringIO(), env={})
+    with console.capture() as captured:
+        console.print(to_rich_table(table))
+    return "".join(row.rstrip() + "\n" for row in captured.get().splitlines())
+
+
+def test_plain_tables_are_laid_out_as_rich_lays_them_out() -> None:
+    """Without colour, ASCII tables skip rich (1 ms a row): the same text, byte for byte; others go to rich."""
+    import random
+
+    from reconciler.cli.console import plain_table
+
+    rng = random.Random(18)
+    fast = 0
+    for _ in range(300):
+        columns = tuple("name" * rng.randint(0, 2) + str(i) * rng.randint(0, 1) for i in range(rng.randint(1, 5)))
+        rows = tuple(tuple(("".join(rng.choice("ab -[x]\x1b…é") for _ in range(rng.randint(0, 12))),
+                            rng.choice([None, "plan.add"])) for _ in columns) for _ in range(rng.randint(0, 6)))
+        table = Table(columns, rows)
+        out = io.StringIO()
+        print_blocks(make_console(out, env={}), [table])
+        assert out.getvalue() == _rich_layout(table), table
+        fast += plain_table(table, 10_000) is not None
+    assert 20 < fast < 280  # both paths were taken
+    narrow = Table(("cluster", "detail"), ((("c1", None), ("x" * 50, None)),))
+    assert plain_table(narrow, 40) is None  # rich folds to a terminal's width

@@ -651,3 +651,35 @@ def test_applying_the_plan_converges(case: tuple[DesiredState, LiveState]) -> No
     again, _ = build_plan(want, after, secret_states=secret_states_of(want, after))
     assert again.is_empty, (ops(again), again.topics_to_create, again.partition_increases)
     assert plan_from_json(plan_to_json(plan)) == plan
+
+
+def test_an_entity_in_sync_takes_the_short_way_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ConfigDiffer._in_sync skips the key-by-key diff only when it would find nothing: same answers
+    (changes, ignored count, diagnostics) with and without it, for configs in sync and nearly in sync."""
+    from reconciler.catalog import load_catalog
+    from reconciler.diff.config import Comparer, ConfigDiffer
+    from reconciler.model import SecretRef
+
+    secret = SecretRef(env="PW")
+    cases: list[tuple[EntityRef, dict[str, Any], dict[str, str]]] = [
+        (EntityRef("topics", "t"), {"retention.ms": "1", "cleanup.policy": "delete"},
+         {"retention.ms": "1", "cleanup.policy": "delete"}),
+        (EntityRef("topics", "t"), {}, {}),
+        (EntityRef("topics", "t"), {"retention.ms": "1"}, {"retention.ms": "2"}),
+        (EntityRef("topics", "t"), {"retention.ms": "86400000"}, {"retention.ms": "86400000 "}),
+        (EntityRef("topics", "t"), {"retention.ms": "1", "ignored.key": "x"},
+         {"retention.ms": "1", "ignored.key": "x"}),
+        (EntityRef("brokers", "1"), {"ssl.keystore.password": "plain"}, {"ssl.keystore.password": "plain"}),
+        (EntityRef("brokers", "1"), {"ssl.keystore.password": secret}, {"ssl.keystore.password": "enc"}),
+        (EntityRef("clients", "a"), {"producer_byte_rate": "10"}, {"producer_byte_rate": "10"}),
+    ]
+
+    def run(ref: EntityRef, want: dict[str, Any], have: dict[str, str]) -> tuple[Any, ...]:
+        differ = ConfigDiffer(Comparer(load_catalog(), "3.6"), frozenset({"ignored.key"}), {})
+        result = differ.diff(ref, {k: DesiredValue(v) for k, v in want.items()}, have, None)
+        return result.changes, result.ignored, result.empty_after, differ.diagnostics, differ.warnings
+
+    short = [run(*case) for case in cases]
+    assert short[0] == ([], 0, False, [], []) and short[1] == ([], 0, True, [], [])
+    monkeypatch.setattr(ConfigDiffer, "_in_sync", lambda *_: False)
+    assert [run(*case) for case in cases] == short

@@ -388,6 +388,26 @@ def test_a_ms_value_written_in_seconds_is_a_warning(key: str, value: str, meant:
 
 
 
+
+def test_every_topic_with_a_value_in_seconds_gets_its_own_warning() -> None:
+    """check_configs remembers values that do not look like seconds, never the warnings: each topic's own line."""
+    from dataclasses import replace
+
+    from reconciler.catalog import load_catalog
+    from reconciler.model import SourceRef
+    from reconciler.rules.configs import check_configs
+
+    def topic(name: str, line: int, retention: str) -> DesiredTopic:
+        src = SourceRef("clusters/c1/topics.yaml", line, 7)
+        return DesiredTopic(name, 3, 3, {"retention.ms": DesiredValue(retention, src)})
+
+    topics = {"a": topic("a", 3, "604800"), "b": topic("b", 4, "86400000"), "c": topic("c", 5, "604800"),
+              "d": topic("d", 6, "86400000")}
+    diags = check_configs(replace(_desired(None), topics=topics), load_catalog())
+    warned = [d.source.line for d in diags if d.source is not None and "in milliseconds" in d.message]
+    assert warned == [3, 5]
+
+
 # --- issue 13 §4: rotating the password encoder secret ---------------------------------------------------
 
 

@@ -42,3 +42,21 @@ def test_unknown_cluster_is_reported_with_shares(tmp_path: Path) -> None:
     names = [f"c{i:03d}" for i in range(SHARE + 2)] + ["nope"]
     _, diags = check_repository(tmp_path, names, jobs=2)
     assert any("unknown cluster 'nope'" in d.message for d in diags)
+
+
+def test_cluster_shares_split_a_large_fleet_and_refuse_what_one_load_would_see_differently(tmp_path: Path) -> None:
+    from reconciler.manifests.validate import FANOUT_MIN, cluster_shares
+
+    make_fleet(tmp_path, FANOUT_MIN + 1)  # c000 and c002.. (c001 removed)
+    names = sorted(p.name for p in (tmp_path / "clusters").iterdir() if p.is_dir())
+    shares = cluster_shares(tmp_path, jobs=2)
+    assert shares == [names[0::2], names[1::2]]
+    assert cluster_shares(tmp_path, jobs=1) is None  # this process only
+    assert cluster_shares(tmp_path, names[:3], jobs=2) is None  # a few clusters: not worth a fork
+    assert cluster_shares(tmp_path, [*names, "nope"], jobs=2) is None  # unknown: reported by one load
+    (tmp_path / "clusters" / "link").symlink_to(tmp_path / "clusters" / "c000")
+    assert cluster_shares(tmp_path, jobs=2) is None  # a linked cluster directory is a repository problem
+    (tmp_path / "clusters" / "link").unlink()
+    (tmp_path / "clusters" / "empty").mkdir()  # no cluster.yaml: a problem of the repository
+    assert cluster_shares(tmp_path, jobs=2) is None
+    assert cluster_shares(tmp_path, names, jobs=2) == [names[0::2], names[1::2]]

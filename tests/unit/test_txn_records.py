@@ -1,0 +1,66 @@
+"""`txn.send` builds the very multi request kazoo's `TransactionRequest` builds (without its per-op checks)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from kazoo.client import TransactionRequest
+from kazoo.handlers.threading import AsyncResult, SequentialThreadingHandler
+from kazoo.security import make_digest_acl
+
+from reconciler.zk.txn import Op, send
+
+ACL = [make_digest_acl("kafka", "secret", all=True)]
+OPS = [
+    Op("create", "/config/topics/orders", b'{"version":1}', acl=ACL),
+    Op("create", "/config/changes/config_change_", b"{}", acl=ACL, sequential=True),
+    Op("set", "/config/clients/app-1", b"{}", version=4),
+    Op("delete", "/config/users/alice", version=2),
+    Op("check", "/controller", 7),
+    Op("set", "/config/topics/.hidden", b"{}", version=1),  # normalised by kazoo: sent as kazoo sends it
+    Op("create", "/config/topics//x", b"", acl=ACL),
+]
+
+
+class Recorder:
+    def __init__(self, chroot: str) -> None:
+        self.chroot, self.default_acl, self.handler = chroot, None, SequentialThreadingHandler()
+        self.sent: list[Any] = []
+        self.logger = logging.getLogger(__name__)
+
+    def _call(self, request: Any, result: AsyncResult) -> None:
+        self.sent.append(request)
+        result.set([True] * len(request.operations))
+
+    def transaction(self) -> TransactionRequest:
+        return TransactionRequest(self)
+
+
+@pytest.mark.parametrize("chroot", ["", "/kafka/big", "/kafka/big/"])
+def test_send_builds_what_kazoo_builds(chroot: str) -> None:
+    ours = Recorder(chroot)
+    assert send(ours, OPS) == [True] * len(OPS)  # type: ignore[arg-type]
+    theirs = Recorder(chroot)
+    tx = theirs.transaction()
+    for op in OPS:
+        if op.kind == "create":
+            tx.create(op.path, op.data, acl=list(op.acl), sequence=op.sequential)
+        elif op.kind == "set":
+            tx.set_data(op.path, op.data, version=op.version)
+        elif op.kind == "delete":
+            tx.delete(op.path, version=op.version)
+        else:
+            tx.check(op.path, op.version)
+    tx.commit_async()
+    (mine,), (kazoo,) = ours.sent, theirs.sent
+    assert mine.operations == kazoo.operations
+    assert mine.serialize() == kazoo.serialize()
+
+
+def test_a_path_kazoo_refuses_is_refused() -> None:
+    with pytest.raises(ValueError, match="relative paths not allowed"):
+        TransactionRequest(Recorder("/k")).set_data("/config/clients/..", b"{}")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="relative paths not allowed"):
+        send(Recorder("/k"), [Op("set", "/config/clients/..", b"{}", version=1)])  # type: ignore[arg-type]
