@@ -34,8 +34,11 @@ def _minimal(repo_root: Path, base_rev: str, known: Iterable[str]) -> set[str]:
         base = repo.commit(base_rev)
     except (git.GitError, ValueError) as exc:
         raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
-    top = Path(repo.working_tree_dir or repo_root).resolve()
-    prefix = (repo_root.resolve() / "clusters").relative_to(top).as_posix() + "/"
+    prefix = _clusters_prefix(repo, repo_root)
+    if prefix is None:
+        raise ReconcilerError(f"--git-base {base_rev}: {repo_root}/clusters is outside the git work tree "
+                              f"{repo.working_tree_dir}")
+    prefix += "/"
     paths = {p for d in base.diff(None) for p in (d.a_path, d.b_path) if p}
     paths |= set(repo.untracked_files)
     changed: set[str] = set()
@@ -67,6 +70,15 @@ def changed_clusters(repo_root: Path, base_rev: str, known: Iterable[str]) -> se
     return set(names) & known
 
 
+def _clusters_prefix(repo: Any, repo_root: Path) -> str | None:
+    """`clusters/`'s path inside the git work tree, or None when it lies outside (a symlinked directory)."""
+    top = Path(repo.working_tree_dir or repo_root).resolve()
+    try:
+        return (repo_root.resolve() / "clusters").relative_to(top).as_posix()
+    except ValueError:
+        return None
+
+
 def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> dict[str, Any]:
     """What the report assesses, for its reader: the manifests' commit (and whether the work tree differs),
     and with `base_rev` the files changed under clusters/ since it. Empty outside a git repository."""
@@ -77,8 +89,9 @@ def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> 
         head = repo.head.commit
     except (git.GitError, ValueError):
         return {}
-    top = Path(repo.working_tree_dir or repo_root).resolve()
-    prefix = (repo_root.resolve() / "clusters").relative_to(top).as_posix()
+    prefix = _clusters_prefix(repo, repo_root)
+    if prefix is None:  # manifests reached through a link out of the repository: no commit describes them
+        return {}
     change: dict[str, Any] = {
         "head": head.hexsha[:12],
         "subject": str(head.message).split("\n", 1)[0][:200],

@@ -259,3 +259,15 @@ def test_git_base_fallback(git_repo: Path) -> None:
     assert _minimal(git_repo, "HEAD", ["a", "b"]) == {"a"}
     (git_repo / "clusters" / "fleet.yaml").write_text("x: 2\n")
     assert _minimal(git_repo, "HEAD", ["a", "b"]) == {"a", "b"}
+
+
+def test_manifests_linked_from_outside_the_repository(git_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A manifest directory reached through a symlink from inside a repository is not described by that
+    repository's commits: the report says nothing about a change rather than failing (or naming the wrong one)."""
+    from reconciler.impact.gitbase import assessed_change
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "clusters").mkdir()
+    (git_repo / "linked").symlink_to(elsewhere)
+    assert assessed_change(git_repo / "linked", None) == {}
+    assert assessed_change(git_repo, None)["head"]
