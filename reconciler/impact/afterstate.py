@@ -10,13 +10,13 @@ Pure Python.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.impact.inventory import entity_name, static_rows, stored_value
-from reconciler.model import DesiredState, EntityRef
+from reconciler.model import REPLICATION_THROTTLE_KEYS, DesiredState, EntityRef
 
 CONFIG_SCHEMA = "cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING"
 DECLARED_SCHEMA = "cluster STRING, entity_type STRING, entity STRING"
@@ -56,3 +56,24 @@ def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = Non
                     value = stored_value(catalog, ref, key, dv.value)
                     out.configs.append((name, ref.entity_type, entity, key, value))
     return out
+
+
+def after_apply(live: Iterable[tuple[Any, ...]], after: AfterRows, entity_type: str, *, prunable: bool
+                ) -> dict[tuple[str, str, str], str]:
+    """(cluster, entity, key) -> value that apply leaves for one entity type, from the live rows (cluster, entity,
+    key, value) and the manifests: a declared entity keeps only its declared keys, plus `policy.ignoreKeys` and
+    the replication throttles it does not declare; an undeclared one stays unless `policy.prune` (and
+    `prunable`: brokers yes, topics never) removes it."""
+    declared = {(c, e) for c, t, e in after.declared if t == entity_type}
+    desired = {(c, e, k): v for c, t, e, k, v in after.configs if t == entity_type}
+    policy = {c: (bool(prune) and prunable, set(ignore or ())) for c, prune, ignore in after.policies}
+    result: dict[tuple[str, str, str], str] = {}
+    for c, e, k, v in live:
+        prune, ignore = policy.get(c, (False, set()))
+        if (c, e) not in declared:
+            kept = not prune
+        else:
+            kept = k in ignore or (k in REPLICATION_THROTTLE_KEYS and (c, e, k) not in desired)
+        if kept:
+            result[(c, e, k)] = v
+    return result | desired

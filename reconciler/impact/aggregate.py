@@ -12,23 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.facts import collect_json
 from reconciler.impact.job import Changes
-from reconciler.impact.riskexpr import RULES
+from reconciler.impact.riskexpr import RULES, severity
 from reconciler.impact.tally import broker_sections, tally, unpack
-from reconciler.model import RISK_ORDER
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 Rows = list[dict[str, Any]]
-
-
-def _severity(risk: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    expr = F.lit(0)
-    for name, level in RISK_ORDER.items():
-        expr = F.when(risk == name, F.lit(level)).otherwise(expr)
-    return expr
 
 
 def _mask(rules: Column) -> Column:
@@ -100,7 +90,7 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
 
     t = ch.topics.select(
         "*", F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids")).alias("parts"),
-        _severity(F.col("risk")).alias("level"), _mask(F.col("rules")).alias("mask"))
+        severity(F.col("risk")).alias("level"), _mask(F.col("rules")).alias("mask"))
     t = t.withColumn("est", _deletion(t))
     x = t.select("*", F.explode(F.coalesce("part_ids", F.array(F.lit(-1)))).alias("p")).withColumn(
         "size", F.col("psizes")[F.col("p")])

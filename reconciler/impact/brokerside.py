@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.impact import keys as K
-from reconciler.impact.afterstate import AfterRows
-from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS, RISK_ORDER
+from reconciler.impact.afterstate import AfterRows, after_apply
+from reconciler.model import DEFAULT_ENTITY, RISK_ORDER
 from reconciler.risk import fired_rules
 
 Row = tuple[Any, ...]
@@ -72,21 +72,6 @@ class BrokerSide:
         return {(r[0], r[3] or r[2], r[1]) for r in self.rows}
 
 
-def _after_dynamic(before: list[Row], after: AfterRows) -> list[Row]:
-    """(cluster, entity, key, value) of the brokers entities apply leaves."""
-    declared = {(c, e) for c, t, e in after.declared if t == "brokers"}
-    desired = [(c, e, k, v) for c, t, e, k, v in after.configs if t == "brokers"]
-    has_key = {(c, e, k) for c, e, k, _ in desired}
-    policy = {c: (bool(prune), set(ignore or ())) for c, prune, ignore in after.policies}
-    kept = []
-    for c, e, k, v in before:
-        prune, ignore = policy.get(c, (False, set()))
-        throttle = k in REPLICATION_THROTTLE_KEYS and (c, e, k) not in has_key
-        if ((c, e) not in declared and not prune) or ((c, e) in declared and (k in ignore or throttle)):
-            kept.append((c, e, k, v))
-    return kept + desired
-
-
 def _layered(dynamic: list[Row], static: list[Row]) -> dict[str, list[tuple[str, int, str, str]]]:
     """cluster -> [(scope, prio, target, value)]: synonyms resolved, read-only dynamic keys dropped."""
     syn = {r[0]: r for r in K.synonym_rows()}  # broker_key -> (broker_key, target, rank, factor, dynamic, is_topic)
@@ -128,7 +113,8 @@ def broker_side(brokers: list[tuple[str, int]], dynamic: list[Row], static: list
     """Resolve every registered broker's effective values before and after, rate the changed ones."""
     info = {r[0]: r for r in K.key_rows()}  # target -> (target, is_topic, type, default, broker_key)
     before_l = _layered(dynamic, static)
-    after_l = _layered(_after_dynamic(dynamic, after), [tuple(r) for r in after.static])
+    after_dyn = [(*cek, v) for cek, v in after_apply(dynamic, after, "brokers", prunable=True).items()]
+    after_l = _layered(after_dyn, [tuple(r) for r in after.static])
     regs: dict[str, list[int]] = defaultdict(list)
     for c, b in brokers:
         regs[c].append(b)

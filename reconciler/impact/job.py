@@ -31,6 +31,7 @@ from reconciler.impact.frames import local_df
 from reconciler.impact.inventory import Inventory
 from reconciler.impact.overrides import DeclaredOverrides, declared_overrides
 from reconciler.impact.ratings import NO_RF, NULL, RATED_SCHEMA, rated_rows, rf_keys
+from reconciler.impact.riskexpr import risk_name, severity
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -228,7 +229,7 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
         rows = rows.select("*", F.coalesce("before", F.lit(NULL)).alias("_bk"),
                            F.coalesce("after", F.lit(NULL)).alias("_ak"), rk.alias("_rk"))
         rows = rows.join(F.broadcast(table), ["key", "_bk", "_ak", "_rk"], "left").drop("_bk", "_ak", "_rk")
-    rows = rows.withColumn("risk_level", _severity(F.col("risk")))
+    rows = rows.withColumn("risk_level", severity(F.col("risk")))
     whole = rows.filter(F.col("broker").isNull()).select(
         *ROW_COLS[:-2], F.lit(None).cast("array<int>").alias("part_ids"),
         F.lit(None).cast("array<int>").alias("brokers"), "rules", "risk_level")
@@ -240,29 +241,7 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
         F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules"),
         F.max("risk_level").alias("risk_level"),
     ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after")).drop("shown")
-    return whole.unionByName(per_topic).withColumn("risk", _risk_name(F.col("risk_level"))).drop("risk_level")
-
-
-def _severity(risk: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    from reconciler.model import RISK_ORDER
-
-    expr = F.lit(0)
-    for name, level in RISK_ORDER.items():
-        expr = F.when(risk == name, F.lit(level)).otherwise(expr)
-    return expr
-
-
-def _risk_name(level: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    from reconciler.model import RISK_ORDER
-
-    expr = F.lit("safe")
-    for name, value in sorted(RISK_ORDER.items(), key=lambda kv: kv[1]):
-        expr = F.when(level == value, F.lit(name)).otherwise(expr)
-    return expr
+    return whole.unionByName(per_topic).withColumn("risk", risk_name(F.col("risk_level"))).drop("risk_level")
 
 
 def _topic_hosts(rows: DataFrame, reps: DataFrame) -> DataFrame:

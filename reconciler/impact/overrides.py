@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.impact import keys as K
-from reconciler.impact.afterstate import AfterRows
+from reconciler.impact.afterstate import AfterRows, after_apply
 from reconciler.impact.brokerside import same
-from reconciler.model import REPLICATION_THROTTLE_KEYS
 
 
 @dataclass
@@ -27,14 +26,9 @@ class DeclaredOverrides:
 
 
 def declared_overrides(declared_live: Iterable[tuple[Any, ...]], after: AfterRows) -> DeclaredOverrides:
-    ignore = {c: set(keys or ()) for c, _prune, keys in after.policies}
+    declared_live = list(declared_live)
     live = {(c, t, k): v for c, t, k, v in declared_live}
-    desired = {(c, e, k): v for c, typ, e, k, v in after.configs if typ == "topics"}
-    result = dict(desired)
-    for (c, t, k), v in live.items():
-        throttle = k in REPLICATION_THROTTLE_KEYS and (c, t, k) not in desired
-        if k in ignore.get(c, set()) or throttle:
-            result[(c, t, k)] = v
+    result = after_apply(declared_live, after, "topics", prunable=False)
     lists = set(K.list_keys())
     changed = [(c, t, k, live.get((c, t, k)), result.get((c, t, k)))
                for c, t, k in sorted(set(live) | set(result))

@@ -130,3 +130,23 @@ def with_risk(df: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     return df.withColumn("risk", risk_of(F.col("rules")))
+
+
+def severity(risk: Column) -> Column:
+    """A risk name as its level (`RISK_ORDER`): safe 0, disruptive 1, destructive 2."""
+    from pyspark.sql import functions as F
+
+    expr = F.lit(0)
+    for name, level in RISK_ORDER.items():
+        expr = F.when(risk == name, F.lit(level)).otherwise(expr)
+    return expr
+
+
+def risk_name(level: Column) -> Column:
+    """A level back to its risk name (`severity`'s inverse)."""
+    from pyspark.sql import functions as F
+
+    expr = F.lit("safe")
+    for name, value in sorted(RISK_ORDER.items(), key=lambda kv: kv[1]):
+        expr = F.when(level == value, F.lit(name)).otherwise(expr)
+    return expr

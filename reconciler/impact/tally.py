@@ -140,16 +140,21 @@ def _rule_order(ids: set[str]) -> list[str]:
     return sorted(ids, key=order.index)
 
 
+def _count(acc: dict[str, Any], row: dict[str, Any], has_sizes: bool) -> dict[str, Any]:
+    """Add one aggregate row (a cluster's topics, partitions, bytes) to a key's or a rule's totals."""
+    acc["clusters"].add(row["cluster"])
+    acc["topics"] += row["topics"]
+    acc["partitions"] += row["partitions"] or 0
+    acc["bytes"] = _add(acc["bytes"], row["bytes"]) if has_sizes else None
+    return acc
+
+
 def _by_key(s: dict[str, Rows], has_sizes: bool) -> Rows:
     acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
         "clusters": set(), "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None,
         "level": 0, "rules": set()})
     for r in s["keys"]:
-        a = acc[r["key"]]
-        a["clusters"].add(r["cluster"])
-        a["topics"] += r["topics"]
-        a["partitions"] += r["partitions"] or 0
-        a["bytes"] = _add(a["bytes"], r["bytes"]) if has_sizes else None
+        a = _count(acc[r["key"]], r, has_sizes)
         a["level"] = max(a["level"], r["level"] or 0)
         a["rules"] |= set(r["rules"] or [])
     for r in s["hits"]:
@@ -170,11 +175,7 @@ def _by_rule(s: dict[str, Rows], has_sizes: bool) -> Rows:
         "clusters": set(), "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None,
         "keys": set()})
     for r in s["rules"]:
-        a = acc[r["rule"]]
-        a["clusters"].add(r["cluster"])
-        a["topics"] += r["topics"]
-        a["partitions"] += r["partitions"] or 0
-        a["bytes"] = _add(a["bytes"], r["bytes"]) if has_sizes else None
+        _count(acc[r["rule"]], r, has_sizes)
     for r in s["ruleBrokers"]:
         acc[r["rule"]]["clusters"].add(r["cluster"])
         acc[r["rule"]]["brokers"] += r["brokers"]
