@@ -12,24 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.facts import collect_json
 from reconciler.impact.job import Changes
-from reconciler.impact.riskexpr import RULES, severity
+from reconciler.impact.riskexpr import severity
 from reconciler.impact.tally import broker_sections, tally, unpack
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 Rows = list[dict[str, Any]]
-
-
-def _mask(rules: Column) -> Column:
-    """Rule ids as a bit set (bit i = the i-th rule of the table): sets merge with `bit_or`, a plain hash
-    aggregate, where arrays would need Spark's object aggregate (sort-based past 128 groups a task)."""
-    from pyspark.sql import functions as F
-
-    mask = F.lit(0).cast("long")
-    for i, rid in enumerate(RULES):
-        mask = mask.bitwiseOR(F.when(F.array_contains(rules, rid), F.lit(1 << i)).otherwise(F.lit(0)).cast("long"))
-    return mask
 
 
 def _deletion(t: DataFrame) -> Column:
@@ -90,7 +79,7 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
 
     t = ch.topics.select(
         "*", F.when(F.col("part_ids").isNull(), F.col("partitions")).otherwise(F.size("part_ids")).alias("parts"),
-        severity(F.col("risk")).alias("level"), _mask(F.col("rules")).alias("mask"))
+        severity(F.col("risk")).alias("level"))
     t = t.withColumn("est", _deletion(t))
     x = t.select("*", F.explode(F.coalesce("part_ids", F.array(F.lit(-1)))).alias("p")).withColumn(
         "size", F.col("psizes")[F.col("p")])

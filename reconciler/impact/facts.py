@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.afterstate import DECLARED_SCHEMA, TOPIC_SCHEMA, AfterRows
-from reconciler.impact.frames import local_df
+from reconciler.impact.frames import is_in, local_df
 from reconciler.impact.inventory import Inventory
 
 if TYPE_CHECKING:
@@ -61,9 +61,7 @@ def collect_json(spark: SparkSession, sections: dict[str, DataFrame]) -> dict[st
 
 
 def only(df: DataFrame, clusters: list[str]) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return df.filter(F.col("cluster").isin(clusters))
+    return df.filter(is_in(df.sparkSession, "cluster", clusters))
 
 
 def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Facts:
@@ -74,7 +72,7 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
     topics = only(inv.topics, clusters)
     declared = local_df(spark, [r for r in after.declared if r[1] == "topics"], DECLARED_SCHEMA).select(
         "cluster", F.col("entity").alias("topic"))
-    wanted = local_df(spark, after.topics, TOPIC_SCHEMA).alias("d")
+    wanted = local_df(spark, after.topics, TOPIC_SCHEMA).withColumn("declared", F.lit(1)).alias("d")
     s = collect_json(spark, {
         "brokers": only(inv.brokers, clusters).select("cluster", "broker"),
         "dynamic": configs.filter(F.col("entity_type") == "brokers").select("cluster", "entity", "key", "value"),
@@ -82,14 +80,15 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         "declaredLive": configs.filter(F.col("entity_type") == "topics")
         .select("cluster", F.col("entity").alias("topic"), "key", "value")
         .join(F.broadcast(declared), ["cluster", "topic"], "left_semi"),
-        # per (cluster, replication factor): a plain hash aggregate (a set per cluster would be an object one)
-        "topics": topics.groupBy("cluster", F.col("replication_factor").alias("rf")).agg(
-            F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions")),
-        "declaredTopics": wanted.join(topics.alias("l"), ["cluster", "topic"], "left").agg(
-            F.sum(F.col("l.topic").isNull().cast("int")).alias("created"),
+        # one scan of the topics: per (cluster, replication factor), a plain hash aggregate (a set per cluster
+        # would be an object one), with the declared topics that exist there and those that grow (the
+        # manifests' topics are few: a broadcast join)
+        "topics": topics.alias("l").join(F.broadcast(wanted), ["cluster", "topic"], "left")
+        .groupBy("cluster", F.col("l.replication_factor").alias("rf")).agg(
+            F.count(F.lit(1)).alias("n"), F.sum("l.partitions").alias("partitions"),
+            F.count("d.declared").alias("present"),
             F.sum((F.col("d.partitions") > F.col("l.partitions")).cast("int")).alias("grown")),
     })
-    declared_topics = s["declaredTopics"][0] if s["declaredTopics"] else {}
     return Facts(
         brokers=[(r["cluster"], r["broker"]) for r in s["brokers"]],
         dynamic=[(r["cluster"], r["entity"], r["key"], r["value"]) for r in s["dynamic"]],
@@ -97,8 +96,8 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         declared_live=[(r["cluster"], r["topic"], r["key"], r["value"]) for r in s["declaredLive"]],
         topics=_per_cluster(s["topics"]),
         rfs={r["rf"] for r in s["topics"] if r["rf"] is not None},
-        created=int(declared_topics.get("created") or 0),
-        grown=int(declared_topics.get("grown") or 0),
+        created=len(after.topics) - sum(int(r["present"]) for r in s["topics"]),
+        grown=sum(int(r["grown"] or 0) for r in s["topics"]),
     )
 
 

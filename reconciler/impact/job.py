@@ -27,11 +27,11 @@ from reconciler.impact import keys as K
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import BrokerSide, broker_side
 from reconciler.impact.facts import Facts, collect_facts, only
-from reconciler.impact.frames import local_df
+from reconciler.impact.frames import is_in, local_df
 from reconciler.impact.inventory import Inventory
 from reconciler.impact.overrides import DeclaredOverrides, declared_overrides
 from reconciler.impact.ratings import NO_RF, NULL, RATED_SCHEMA, rated_rows, rf_keys
-from reconciler.impact.riskexpr import risk_name, severity
+from reconciler.impact.riskexpr import risk_name, rules_of_mask, severity
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 _CACHED: list[DataFrame] = []  # the detail rows this module cached last (released by the next run)
 CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
 TOPIC_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
-              "rules", "risk")
+              "rules", "mask", "risk")  # mask: the rules as a bit set (riskexpr.mask_of), for the aggregates
 # a changed value before folding: per topic (partition and broker null) or per replica
 ROW_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "partition", "broker")
 BROKER_SCHEMA = ("cluster STRING, broker INT, key STRING, topic_key STRING, before STRING, after STRING, "
@@ -85,7 +85,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     clusters = list(after.clusters)
     topics = only(inv.topics, clusters).selectExpr("cluster", "topic", "partitions", "replication_factor AS rf")
     cand = _candidates(spark, inv, clusters, topics, bs, decl, full)
-    reps = _replicas(spark, only(inv.partitions, clusters), bs, decl)
+    reps = _replicas(spark, inv.partitions, bs, decl)
     rows = _uniform_rows(cand)
     if bs.mixed_values():
         rows = rows.unionByName(_per_replica_rows(spark, cand, reps, bs))
@@ -96,7 +96,8 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
         rows = rows.cache()
         _CACHED.append(rows)
     rows = _with_bytes(rows, sizes)
-    # cached, partitioned by topic: the summary's unions within a topic need no further shuffle
+    # cached, partitioned by topic: the summary's unions within a topic need no further shuffle (its sections
+    # prune different columns, so without the cache Spark would not reuse one exchange but compute them again)
     rows = rows.repartition("cluster", "topic").cache()
     _CACHED.append(rows)
     hosts = _topic_hosts(rows, reps)
@@ -186,17 +187,21 @@ def _same(a: Column, b: Column) -> Column:
 
 def _replicas(spark: SparkSession, partitions: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
     """(cluster, topic, partition, broker) of every topic of a cluster whose broker side differs between brokers,
-    and of the declared topics whose override changes (to count the brokers hosting them): a filter on a few
-    clusters and a semi-join on a broadcast list of topics, so the partitions table is read once, column-pruned."""
+    and of the declared topics whose override changes (to count the brokers hosting them). The partitions table is
+    the inventory's largest: it is scanned once (only the row groups of those clusters, column-pruned) and the
+    replicas are cached, since both the per-replica rows and the hosts read them."""
     from pyspark.sql import functions as F
 
     mixed = sorted({r[0] for r in bs.mixed_values()})
-    topics = sorted({(c, t) for c, t, *_ in decl.changed if c not in mixed})
-    wanted = partitions.filter(F.col("cluster").isin(mixed))
-    if topics:
-        listed = local_df(spark, topics, "cluster STRING, topic STRING")
-        wanted = wanted.unionByName(partitions.join(F.broadcast(listed), ["cluster", "topic"], "left_semi"))
-    return wanted.select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
+    listed = sorted({(c, t) for c, t, *_ in decl.changed if c not in mixed})
+    wanted = only(partitions, sorted(set(mixed) | {c for c, _ in listed}))
+    if listed:  # the exact (cluster, topic) test only where the topic's name is one of theirs (few rows)
+        exact = is_in(spark, F.col("topic"), sorted({t for _, t in listed})) & is_in(
+            spark, F.concat_ws("/", "cluster", "topic"), [f"{c}/{t}" for c, t in listed])
+        wanted = wanted.filter(is_in(spark, "cluster", mixed) | exact)  # ("/" is never in a topic name)
+    reps = wanted.select("cluster", "topic", "partition", F.explode("replicas").alias("broker")).cache()
+    _CACHED.append(reps)
+    return reps
 
 
 def _per_replica_rows(spark: SparkSession, cand: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
@@ -219,10 +224,11 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
     from pyspark.sql import functions as F
 
     if rated is None:
-        from reconciler.impact.riskexpr import applicable, with_rules
+        from reconciler.impact.riskexpr import applicable, rule_mask, with_rules
 
         keys = [r[0] for r in rows.select("key").distinct().collect()]
         rows = with_rules(rows, "key", "before", "after", "rf", applicable(keys))
+        rows = rows.withColumn("mask", rule_mask(F.col("rules")))
     else:
         table = local_df(spark, rated, RATED_SCHEMA)
         rk = F.when(F.col("key").isin(rf_keys()), F.coalesce(F.col("rf"), F.lit(NO_RF))).otherwise(F.lit(NO_RF))
@@ -232,15 +238,16 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
     rows = rows.withColumn("risk_level", severity(F.col("risk")))
     whole = rows.filter(F.col("broker").isNull()).select(
         *ROW_COLS[:-2], F.lit(None).cast("array<int>").alias("part_ids"),
-        F.lit(None).cast("array<int>").alias("brokers"), "rules", "risk_level")
+        F.lit(None).cast("array<int>").alias("brokers"), "rules", "mask", "risk_level")
     per_topic = rows.filter(F.col("broker").isNotNull()).groupBy("cluster", "topic", "key").agg(
         F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
         F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
         F.array_sort(F.collect_set("partition")).alias("part_ids"),
         F.array_sort(F.collect_set("broker")).alias("brokers"),
-        F.array_distinct(F.flatten(F.collect_list("rules"))).alias("rules"),
+        F.bit_or("mask").alias("mask"),  # the union of the rules, without an array per replica
         F.max("risk_level").alias("risk_level"),
-    ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after")).drop("shown")
+    ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after"),
+             rules_of_mask(F.col("mask")).alias("rules")).drop("shown")
     return whole.unionByName(per_topic).withColumn("risk", risk_name(F.col("risk_level"))).drop("risk_level")
 
 
@@ -253,8 +260,10 @@ def _topic_hosts(rows: DataFrame, reps: DataFrame) -> DataFrame:
     return (
         rows.select("cluster", "key", F.explode("brokers").alias("broker"))
         .unionByName(
-            rows.filter(F.col("brokers").isNull() & (F.col("src") == "override"))
-            .select("cluster", "topic", "key").join(reps, ["cluster", "topic"]).select("cluster", "key", "broker")
+            # declared topics only (as many as the manifests name): broadcast, so the replicas are not shuffled
+            F.broadcast(rows.filter(F.col("brokers").isNull() & (F.col("src") == "override"))
+                        .select("cluster", "topic", "key")).join(reps, ["cluster", "topic"])
+            .select("cluster", "key", "broker")
         )
         .distinct()
     )

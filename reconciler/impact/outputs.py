@@ -21,7 +21,7 @@ def write_outputs(out: Path, summary: dict[str, Any], changes: Changes | None) -
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     if changes is not None:
-        changes.topics.drop("psizes").write.mode("overwrite").parquet(str(out / "topic_changes"))
+        changes.topics.drop("psizes", "mask").write.mode("overwrite").parquet(str(out / "topic_changes"))
         changes.brokers.write.mode("overwrite").parquet(str(out / "broker_changes"))
         written += [out / "topic_changes", out / "broker_changes"]
     return written

@@ -19,9 +19,10 @@ from typing import Any
 from reconciler.impact import keys as K
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import BrokerSide, risk_of, same
+from reconciler.impact.riskexpr import mask_of
 from reconciler.risk import fired_rules, rules_for_key
 
-RATED_SCHEMA = "key STRING, _bk STRING, _ak STRING, _rk INT, rules ARRAY<STRING>, risk STRING"
+RATED_SCHEMA = "key STRING, _bk STRING, _ak STRING, _rk INT, rules ARRAY<STRING>, mask BIGINT, risk STRING"
 NULL = "\u0000"  # a null value in a join key (joins never match nulls)
 NO_RF = -1
 LIMIT = 200_000  # beyond this many pairs the job rates each row with Spark expressions instead
@@ -71,5 +72,5 @@ def rated_rows(bs: BrokerSide, declared_live: Iterable[tuple[Any, ...]], after: 
         for rf in with_rf if key in by_rf else [None]:
             rules = fired_rules(key, b, a, topic=True, rf=rf)
             out.append((key, NULL if b is None else b, NULL if a is None else a, NO_RF if rf is None else rf,
-                        list(rules), risk_of(rules)))
+                        list(rules), mask_of(rules), risk_of(rules)))
     return out

@@ -150,3 +150,29 @@ def risk_name(level: Column) -> Column:
     for name, value in sorted(RISK_ORDER.items(), key=lambda kv: kv[1]):
         expr = F.when(level == value, F.lit(name)).otherwise(expr)
     return expr
+
+
+def mask_of(rule_ids: Iterable[str]) -> int:
+    """Rule ids as a bit set (bit i = the i-th rule of RULES): sets merge with `bit_or`, a plain hash aggregate,
+    where arrays would need Spark's object aggregate (sort-based past 128 groups a task)."""
+    order = list(RULES)
+    return sum(1 << order.index(rid) for rid in set(rule_ids))
+
+
+def rule_mask(rules: Column) -> Column:
+    """`mask_of` as a column expression, for rows rated in Spark."""
+    from pyspark.sql import functions as F
+
+    mask = F.lit(0).cast("long")
+    for i, rid in enumerate(RULES):
+        mask = mask.bitwiseOR(F.when(F.array_contains(rules, rid), F.lit(1 << i)).otherwise(F.lit(0)).cast("long"))
+    return mask
+
+
+def rules_of_mask(mask: Column) -> Column:
+    """The rule ids of a bit set, in table order (`mask_of`'s inverse)."""
+    from pyspark.sql import functions as F
+
+    hits = [F.when(mask.bitwiseAND(F.lit(1 << i)) != 0, F.lit(rid)) for i, rid in enumerate(RULES)]
+    return F.filter(F.array(*hits), lambda x: x.isNotNull())
+

@@ -279,3 +279,20 @@ def test_report_renders_in_headless_chromium(results: dict[str, Any], tmp_path: 
     assert shots["report"].stat().st_size > 5 * shots["blank"].stat().st_size
     html = (results["files"] / "report.html").read_text()
     assert "Change assessed" in html and 'class="axis">topics affected</text>' in html
+
+
+def test_is_in_filters_like_isin(spark: Any) -> None:
+    """`frames.is_in` (one string to the JVM) keeps exactly the rows `Column.isin` keeps, for plain names, an
+    expression, an empty list and a value with a newline (which takes the plain path)."""
+    from pyspark.sql import functions as F
+
+    from reconciler.impact.frames import is_in, local_df
+
+    df = local_df(spark, [("c1", "a"), ("c2", "b"), ("c3", "a\nb"), ("c10", "x")], "cluster STRING, topic STRING")
+    for values in (["c1", "c10"], [], ["c3", "nope"], ["a\nb", "b"]):
+        column = "topic" if values and "\n" in values[0] else "cluster"
+        got = sorted(r[0] for r in df.filter(is_in(spark, column, values)).collect())
+        want = sorted(r[0] for r in df.filter(F.col(column).isin(values)).collect())
+        assert got == want and (got or not values or values == ["c3", "nope"])
+    both = is_in(spark, F.concat_ws("/", "cluster", "topic"), ["c2/b", "c10/x"])
+    assert sorted(r[0] for r in df.filter(both).collect()) == ["c10", "c2"]

@@ -9,6 +9,8 @@ from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import broker_side, same
 from reconciler.impact.overrides import declared_overrides
 from reconciler.impact.ratings import NO_RF, NULL, rated_rows, rf_keys
+from reconciler.impact.riskexpr import mask_of
+from reconciler.impact.tally import rules_of
 from reconciler.model import EntityRef
 from reconciler.risk import assess, fired_rules
 
@@ -85,7 +87,8 @@ def test_ratings_cover_every_pair_and_match_the_plan() -> None:
     bs = broker_side([("c", 1)], dyn, [], a, {"c": 2})
     rated = rated_rows(bs, live, a, {2, 3})
     assert rated is not None
-    table = {(k, b, x, rf): (rules, risk) for k, b, x, rf, rules, risk in rated}
+    table = {(k, b, x, rf): (rules, risk) for k, b, x, rf, rules, _mask, risk in rated}
+    assert all(mask == mask_of(r[4]) and rules_of(mask) == list(r[4]) for r in rated for mask in [r[5]])
     for before, after_ in [("1000", "10"), ("50", "10"), ("delete", "compact"), ("50", "604800000")]:
         key = "cleanup.policy" if before == "delete" else "retention.ms"
         assert (key, before, after_, NO_RF) in table
