@@ -5,12 +5,13 @@ stdout carries only the artefact (plan, report, JSON); diagnostics, logs and pro
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -59,9 +60,11 @@ class Context:
     def stream(self, name: str) -> PlainConsole | Console:
         """The console of stdout ("out") or stderr ("err"): rich's only when colour or live progress needs it."""
         if name not in self._consoles:
-            from reconciler.cli.plain import console_for
+            from reconciler.cli.plain import PlainConsole, wants_rich
 
-            self._consoles[name] = console_for(sys.stdout if name == "out" else sys.stderr, self.no_color)
+            stream = sys.stdout if name == "out" else sys.stderr
+            rich = functools.partial(_rich_console, stream, self.no_color)
+            self._consoles[name] = rich() if wants_rich(stream, self.no_color) else PlainConsole(stream, rich)
         return self._consoles[name]
 
     def _console(self, name: str) -> Console:
@@ -90,6 +93,12 @@ class Context:
         from reconciler.cli.progress import ConsoleProgress
 
         return ConsoleProgress(self.stream("err"))
+
+
+def _rich_console(stream: TextIO, no_color: bool) -> Console:
+    from reconciler.cli.console import make_console
+
+    return make_console(stream, no_color)
 
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:

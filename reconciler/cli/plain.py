@@ -3,7 +3,8 @@
 Importing rich's console, table and progress costs ~0.15 s of CPU, about a tenth of a 10,000-topic `plan`
 whose output goes to a file. Without colour rich writes each plain line as it is, so `PlainConsole` writes
 it directly; anything else (a table that needs rich's layout, a command that wants a rich `Console`) gets
-the very console `make_console` would have built, created on first use (`PlainConsole.rich`).
+the very console `make_console` would have built, created on first use (`PlainConsole.rich`; the caller
+says how, so that this module never imports rich or `cli/console.py`).
 
 The colour and animation rules live here, rich-free, and `cli/console.py` re-exports them.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, TYPE_CHECKING, TextIO
 
 from reconciler.errors import printable
@@ -56,15 +57,22 @@ def write_plain_lines(stream: IO[str], lines: Iterable[Line]) -> None:
     stream.flush()
 
 
+def wants_rich(stream: TextIO, no_color_flag: bool = False, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the stream gets colour or live progress (then rich writes it), by `make_console`'s rules."""
+    env = os.environ if env is None else env
+    terminal = isatty(stream)
+    return color_enabled(env, terminal, no_color_flag) or live_progress(env, terminal)
+
+
 class PlainConsole:
-    """A stream that gets neither colour nor animation (see the module docstring)."""
+    """A stream that gets neither colour nor animation (see the module docstring). `make_rich` builds the
+    rich console `make_console` would for it, for what only rich can lay out."""
 
     is_interactive = False
 
-    def __init__(self, stream: TextIO, no_color_flag: bool, env: Mapping[str, str]) -> None:
+    def __init__(self, stream: TextIO, make_rich: Callable[[], Console]) -> None:
         self.file = stream
-        self._no_color_flag = no_color_flag
-        self._env = env
+        self._make_rich = make_rich
         self._rich: Console | None = None
         self._lock = threading.Lock()  # reconcile's threads print phase lines at once
 
@@ -76,21 +84,6 @@ class PlainConsole:
 
     @property
     def rich(self) -> Console:
-        """The rich console `make_console` builds for the same stream and options."""
         if self._rich is None:
-            from reconciler.cli.console import make_console
-
-            self._rich = make_console(self.file, self._no_color_flag, self._env)
+            self._rich = self._make_rich()
         return self._rich
-
-
-def console_for(stream: TextIO, no_color_flag: bool = False,
-                env: Mapping[str, str] | None = None) -> PlainConsole | Console:
-    """A `PlainConsole` when the stream gets neither colour nor live progress, else rich's console."""
-    env = os.environ if env is None else env
-    terminal = isatty(stream)
-    if not color_enabled(env, terminal, no_color_flag) and not live_progress(env, terminal):
-        return PlainConsole(stream, no_color_flag, env)
-    from reconciler.cli.console import make_console
-
-    return make_console(stream, no_color_flag, env)

@@ -246,15 +246,21 @@ def _decode(
             brokers[broker] = layout.decode_broker_registration(broker, item[0] or b"", zk.where(path))
     topics: dict[str, LiveTopic] = {}
     assignments: dict[bytes, LiveTopic] = {}
+    shapes: dict[bytes, LiveTopic] = {}  # by the content without its topic id, unique to each topic
     for name in topic_names:
         path = layout.topic_path(name)
         if (item := got.get(path)) is not None:
-            data, stat = item
-            if (seen := assignments.get(data or b"")) is None:
-                topics[name] = layout.decode_topic_assignment(name, data or b"", zk.where(path), stat.version)
-                assignments[data or b""] = topics[name]
-            else:
+            data, stat = item[0] or b"", item[1]
+            if (seen := assignments.get(data)) is not None:
                 topics[name] = LiveTopic(name, seen.assignment, stat.version, seen.topic_id)
+                continue
+            split = layout.split_topic_id(data)
+            if split is not None and (like := shapes.get(split[0])) is not None:
+                topics[name] = LiveTopic(name, like.assignment, stat.version, split[1])
+                continue
+            topics[name] = assignments[data] = layout.decode_topic_assignment(name, data, zk.where(path), stat.version)
+            if split is not None:
+                shapes[split[0]] = topics[name]
     controller: ControllerInfo | None = None
     if (item := got.get(layout.CONTROLLER_PATH)) is not None:
         where = zk.where(layout.CONTROLLER_PATH)
