@@ -32,7 +32,7 @@ def frozen_map(items: Mapping[K, V] | None = None) -> Mapping[K, V]:
     """A read-only view of a copy, sorted by key, so frozen dataclasses stay immutable and deterministic."""
     if not items:
         return MappingProxyType({})
-    return MappingProxyType({key: items[key] for key in sorted(items, key=str)})  # stable: the order of items()
+    return MappingProxyType(dict(sorted(items.items(), key=lambda kv: str(kv[0]))))
 
 
 @dataclass(frozen=True, slots=True, order=True)

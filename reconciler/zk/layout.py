@@ -36,9 +36,13 @@ _LIST_ONLY = frozenset({list})
 _ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")  # EndPoint.uriParseExp
 
 
+# Jackson's default ObjectMapper: compact, UTF-8, non-ASCII written raw. The encoder json.dumps would build
+# for these options, built once (apply encodes two znodes per entity: 10,000s of them)
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _dumps(obj: object) -> bytes:
-    # Jackson's default ObjectMapper: compact, UTF-8, non-ASCII written raw
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _ENCODE(obj).encode("utf-8")
 
 
 _decode_json = json.JSONDecoder().decode  # what json.loads uses without keyword arguments
