@@ -193,7 +193,7 @@ def build_topics(
                 name=name,
                 partitions=None if partitions is None else int(partitions),
                 replication_factor=None if rf is None else int(rf),
-                config=MappingProxyType({key: config[key] for key in sorted(config)}),  # frozen_map, str keys
+                config=MappingProxyType(dict(sorted(config.items()))),  # frozen_map, str keys (unique: no tie)
                 source=source,
                 partitions_source=doc.mark((*path, "partitions")) if "partitions" in entry else shared["partitions"],
                 rf_source=doc.mark((*path, "replicationFactor")) if "replicationFactor" in entry
