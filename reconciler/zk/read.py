@@ -193,11 +193,12 @@ def _read_once(
             entity_paths[layout.entity_path(ref)] = ref
     broker_ids = sorted(_broker_id(zk, c) for c in listed.get(layout.BROKER_IDS_PATH) or ())
     topic_names = sorted(listed.get(layout.TOPICS_PATH) or ())
+    topic_paths = [layout.topic_path(t) for t in topic_names]
     got.update(
         zk.data(
             [p for p in entity_paths if p not in got]
             + [layout.broker_path(b) for b in broker_ids]
-            + [layout.topic_path(t) for t in topic_names]
+            + topic_paths
         )
     )
 
@@ -216,7 +217,7 @@ def _read_once(
         got.update(zk.data(user_clients))
         entity_paths.update(user_clients)
 
-    return _decode(zk, cluster, got, entity_paths, broker_ids, topic_names)
+    return _decode(zk, cluster, got, entity_paths, broker_ids, dict(zip(topic_names, topic_paths, strict=True)))
 
 
 def _decode(
@@ -225,7 +226,7 @@ def _decode(
     got: dict[str, Any],
     entity_paths: dict[str, EntityRef],
     broker_ids: list[int],
-    topic_names: list[str],
+    topic_paths: Mapping[str, str],  # name -> its assignment znode, in the order read
 ) -> LiveState:
     # A cluster's topics repeat a few configs and assignments byte for byte: each distinct znode content is
     # decoded and checked once (the read-only results are shared), the rest is a dict lookup.
@@ -247,14 +248,14 @@ def _decode(
     topics: dict[str, LiveTopic] = {}
     assignments: dict[bytes, LiveTopic] = {}
     shapes: dict[bytes, LiveTopic] = {}  # by the content without its topic id, unique to each topic
-    for name in topic_names:
-        path = layout.topic_path(name)
+    split_topic_id = layout.split_topic_id
+    for name, path in topic_paths.items():
         if (item := got.get(path)) is not None:
             data, stat = item[0] or b"", item[1]
             if (seen := assignments.get(data)) is not None:
                 topics[name] = LiveTopic(name, seen.assignment, stat.version, seen.topic_id)
                 continue
-            split = layout.split_topic_id(data)
+            split = split_topic_id(data)
             if split is not None and (like := shapes.get(split[0])) is not None:
                 topics[name] = LiveTopic(name, like.assignment, stat.version, split[1])
                 continue
