@@ -11,6 +11,7 @@ Integer/Long.MAX_VALUE as "unlimited" quotas and defaults) — and a wrong human
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 Unit = Literal["ms", "bytes", "bytes/s"]
@@ -76,6 +77,7 @@ def _size(n: int, suffix: str) -> str:
     return f"{n} B{suffix}"
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a plan's changes and reasons repeat a few (key, value) pairs
 def humanize(key: str, value: str | None) -> str | None:
     """The human annotation of a value (`7d`, `1 GiB`, `infinite`), or None when it would add nothing."""
     unit = unit_of(key)

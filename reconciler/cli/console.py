@@ -33,6 +33,9 @@ from rich.table import Table as RichTable
 from rich.text import Text
 from rich.theme import Theme
 
+from reconciler.cli.plain import color_enabled as color_enabled  # re-exported: the rules live rich-free there
+from reconciler.cli.plain import isatty, write_plain_lines
+from reconciler.cli.plain import live_progress as live_progress
 from reconciler.render.common import printable
 from reconciler.render.styled import Block, Line, Table
 
@@ -53,37 +56,10 @@ THEME = Theme(
 UNBOUNDED_WIDTH = 10_000  # a pipe or a file: never wrap a table's rows (COLUMNS still wins)
 
 
-def _set(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "") != ""
-
-
-def color_enabled(env: Mapping[str, str], is_terminal: bool, no_color_flag: bool = False) -> bool:
-    """The colour rules of the module docstring."""
-    if no_color_flag or _set(env, "NO_COLOR"):
-        return False
-    if _set(env, "FORCE_COLOR"):
-        return True
-    if env.get("TERM", "").lower() == "dumb":
-        return False
-    return is_terminal
-
-
-def live_progress(env: Mapping[str, str], is_terminal: bool) -> bool:
-    """An animated progress display: only on a terminal that can redraw lines."""
-    return is_terminal and env.get("TERM", "").lower() not in ("dumb", "unknown")
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # a closed or fake stream
-        return False
-
-
 def make_console(stream: TextIO, no_color_flag: bool = False, env: Mapping[str, str] | None = None) -> Console:
     """A rich console on `stream` with our decisions: colour, terminal, width."""
     env = os.environ if env is None else env
-    terminal = _isatty(stream)
+    terminal = isatty(stream)
     color = color_enabled(env, terminal, no_color_flag)
     columns = env.get("COLUMNS", "")
     width = None if terminal else int(columns) if columns.isdigit() else UNBOUNDED_WIDTH
@@ -154,8 +130,7 @@ def print_lines(console: Console, lines: Iterable[Line]) -> None:
     (the SGR codes `console.print` would write) without the per-call layout work of `console.print`,
     which costs ~0.3 ms a line: 7 s for a 10,000-change plan instead of 0.3 s (bench/render_10k.py)."""
     if not is_colored(console):
-        console.file.write("".join(printable("".join(text for text, _ in line)) + "\n" for line in lines))
-        console.file.flush()
+        write_plain_lines(console.file, lines)
         return
     styles: dict[str, Style] = {}
 

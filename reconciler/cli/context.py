@@ -5,12 +5,13 @@ stdout carries only the artefact (plan, report, JSON); diagnostics, logs and pro
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -19,6 +20,7 @@ from reconciler.errors import Diagnostic, has_errors
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from reconciler.cli.plain import PlainConsole
     from reconciler.cli.progress import ConsoleProgress
     from reconciler.workflow import ClusterPlan
 
@@ -53,14 +55,23 @@ class Context:
         self.repo = repo
         self.verbose = verbose
         self.no_color = no_color
-        self._consoles: dict[str, Console] = {}
+        self._consoles: dict[str, PlainConsole | Console] = {}
+
+    def stream(self, name: str) -> PlainConsole | Console:
+        """The console of stdout ("out") or stderr ("err"): rich's only when colour or live progress needs it."""
+        if name not in self._consoles:
+            from reconciler.cli.plain import PlainConsole, wants_rich
+
+            stream = sys.stdout if name == "out" else sys.stderr
+            rich = functools.partial(_rich_console, stream, self.no_color)
+            self._consoles[name] = rich() if wants_rich(stream, self.no_color) else PlainConsole(stream, rich)
+        return self._consoles[name]
 
     def _console(self, name: str) -> Console:
-        if name not in self._consoles:
-            from reconciler.cli.console import make_console
+        from reconciler.cli.plain import PlainConsole
 
-            self._consoles[name] = make_console(sys.stdout if name == "out" else sys.stderr, self.no_color)
-        return self._consoles[name]
+        console = self.stream(name)
+        return console.rich if isinstance(console, PlainConsole) else console
 
     @property
     def out(self) -> Console:
@@ -81,7 +92,13 @@ class Context:
     def progress(self) -> ConsoleProgress:
         from reconciler.cli.progress import ConsoleProgress
 
-        return ConsoleProgress(self.err)
+        return ConsoleProgress(self.stream("err"))
+
+
+def _rich_console(stream: TextIO, no_color: bool) -> Console:
+    from reconciler.cli.console import make_console
+
+    return make_console(stream, no_color)
 
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:
@@ -149,12 +166,20 @@ def read_plan_file(path: Path) -> list[Any]:
 
 def print_plans(obj: Context, plans: Sequence[Any], fmt: str, *, err: bool = False) -> None:
     """Plans on stdout (or stderr, for apply's review): text through rich, in colour when wanted."""
-    console = obj.err if err else obj.out
+    from reconciler.cli.plain import PlainConsole
+
+    console = obj.stream("err" if err else "out")
     if fmt == "text":
-        from reconciler.cli.console import print_lines
         from reconciler.render.text import plan_lines
 
-        print_lines(console, plan_lines(plans))
+        if isinstance(console, PlainConsole):  # no colour: what rich would write, without importing it
+            from reconciler.cli.plain import write_plain_lines
+
+            write_plain_lines(console.file, plan_lines(plans))
+        else:
+            from reconciler.cli.console import print_lines
+
+            print_lines(console, plan_lines(plans))
         return
     console.file.write(render_plans(plans, fmt))
     console.file.flush()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -69,6 +68,8 @@ def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
         return None
     args = [sys.executable, "-m", "reconciler", "--repo", str(obj.repo), "impact", "--git-base", base,
             "--inventory", str(inventory), "--format", "markdown"]
+    import subprocess  # here: pr mode alone runs one (17 ms of imports every other command would pay)
+
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -11,14 +11,16 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
-from rich.text import Text
-
+from reconciler.cli.plain import PlainConsole
 from reconciler.progress import Phase
 from reconciler.render.common import printable
+
+if TYPE_CHECKING:  # rich is imported only for a live bar or a coloured line (see cli/plain.py)
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 
 class _Phase:
@@ -37,7 +39,7 @@ class _Phase:
 class ConsoleProgress:
     """`reconciler.progress.Progress` for the command line (thread-safe: reconcile runs clusters in parallel)."""
 
-    def __init__(self, console: Console, prefix: str = "") -> None:
+    def __init__(self, console: Console | PlainConsole, prefix: str = "") -> None:
         self.console = console
         self.prefix = prefix
         self.bar: RichProgress | None = None
@@ -49,10 +51,13 @@ class ConsoleProgress:
         return ConsoleProgress(self.console, f"[{index}/{count}] " if count > 1 else "")
 
     def _start(self, label: str, total: int | None) -> TaskID | None:
-        if not self.console.is_interactive:
+        if isinstance(self.console, PlainConsole) or not self.console.is_interactive:
             return None
         with self._lock:
             if self.bar is None:
+                from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import Progress as RichProgress
+
                 self.bar = RichProgress(
                     SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=self.console, transient=True,
@@ -84,5 +89,10 @@ class ConsoleProgress:
             self._stop(handle.task)
         if handle.summary is not None:
             seconds = time.monotonic() - started
+            if isinstance(self.console, PlainConsole):
+                self.console.line(f"{label}: {handle.summary} ({seconds:.1f} s)")
+                return
+            from rich.text import Text
+
             self.console.print(Text(printable(f"{label}: {handle.summary} ({seconds:.1f} s)"), style="muted"),
                                soft_wrap=True)

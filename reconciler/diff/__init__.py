@@ -92,7 +92,7 @@ def _entity_plans(
         if ref.entity_type == "users" and ref.client is not None and _exists(live_entity):
             children.setdefault(ref.name, set()).add(ref.client)
     known_children = {user: set(clients) for user, clients in children.items()}
-    targets.sort(key=lambda t: (t[0].client is None, entity_sort_key(t[0])))
+    targets.sort(key=_children_first)
 
     plans: list[EntityPlan] = []
     ignored = 0
@@ -114,6 +114,12 @@ def _entity_plans(
         version = entity.version if entity is not None else None
         plans.append(EntityPlan(ref, version, tuple(result.changes), delete))
     return plans, ignored
+
+
+def _children_first(target: _Target) -> tuple[bool, str, str, str]:
+    """(client is None, *entity_sort_key): children before parents, then the plan's order (one call each)."""
+    ref = target[0]
+    return (ref.client is None, ref.entity_type, ref.name, ref.client or "")
 
 
 def _keeps_children(

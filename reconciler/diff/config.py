@@ -8,7 +8,7 @@ Pure: standard library and the core only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from reconciler import values
@@ -47,6 +47,7 @@ class Comparer:
         self.version = version
         self._info: dict[tuple[str, str], tuple[ConfigKey | None, bool]] = {}
         self._equal: dict[tuple[str, str, str, str], bool] = {}
+        self._plain: dict[str, set[str]] = {}  # per scope: keys found not to be passwords
 
     def _lookup(self, scope: str, name: str) -> tuple[ConfigKey | None, bool]:
         info = self._info.get((scope, name))
@@ -69,6 +70,17 @@ class Comparer:
 
     def is_password(self, scope: str, name: str) -> bool:
         return self._lookup(scope, name)[1]
+
+    def none_password(self, scope: str, names: Iterable[str]) -> bool:
+        """No name is a password: one set comparison once the scope's keys were seen (every entity asks)."""
+        plain = self._plain.setdefault(scope, set())
+        if plain.issuperset(names):
+            return True
+        for name in names:
+            if self._lookup(scope, name)[1]:
+                return False
+            plain.add(name)
+        return True
 
     def equal(self, scope: str, name: str, desired: str, live: str) -> bool:
         if desired == live:
@@ -146,10 +158,10 @@ class ConfigDiffer:
     def _in_sync(self, scope: str, desired: Mapping[str, DesiredValue], live: Mapping[str, str]) -> bool:
         """Every key declared and stored with the same text, none ignored, none a password (most entities of
         a cluster in sync): no change, nothing ignored, no diagnostic."""
-        is_password = self.comparer.is_password
-        return not self.ignore_keys.intersection(live) and all(
-            type(want.value) is str and want.value == live[key] and not is_password(scope, key)
-            for key, want in desired.items()
+        return (
+            not self.ignore_keys.intersection(live)
+            and all(type(want.value) is str and want.value == live[key] for key, want in desired.items())
+            and self.comparer.none_password(scope, desired)
         )
 
     def _remove(self, scope: str, key: str, have: str, source: SourceRef | None) -> Change:

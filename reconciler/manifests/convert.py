@@ -112,4 +112,4 @@ _CACHEABLE = frozenset({str, int, float, bool})  # scalars convert() turns into 
 
 def marker(doc: Document, *path: str | int) -> Callable[[str], SourceRef]:
     """Where the keys of the mapping at `path` in `doc` are written."""
-    return lambda key: doc.mark((*path, key))
+    return doc.marker(path)

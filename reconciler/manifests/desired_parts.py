@@ -168,6 +168,9 @@ def build_topics(
             k: v for k, v in defaults.items() if k != "config"
         }
         base = inherited_config(inherited, lookup)
+        # where a topic that does not set them gets partitions/replicationFactor: the same for all of them
+        shared = {key: _setting_source(doc, (), {}, defaults, fleet, key)
+                  for key in ("partitions", "replicationFactor")}
         for name, entry in spec["topics"].items():
             path = ("spec", "topics", name)
             source = doc.mark(path)
@@ -190,10 +193,11 @@ def build_topics(
                 name=name,
                 partitions=None if partitions is None else int(partitions),
                 replication_factor=None if rf is None else int(rf),
-                config=MappingProxyType({key: config[key] for key in sorted(config)}),  # frozen_map, str keys
+                config=MappingProxyType(dict(sorted(config.items()))),  # frozen_map, str keys (unique: no tie)
                 source=source,
-                partitions_source=_setting_source(doc, path, entry, defaults, fleet, "partitions"),
-                rf_source=_setting_source(doc, path, entry, defaults, fleet, "replicationFactor"),
+                partitions_source=doc.mark((*path, "partitions")) if "partitions" in entry else shared["partitions"],
+                rf_source=doc.mark((*path, "replicationFactor")) if "replicationFactor" in entry
+                else shared["replicationFactor"],
             )
     return topics
 

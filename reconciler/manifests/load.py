@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,14 @@ class Document:
         while key and key not in self.marks:
             key = key[:-1]
         return self.marks.get(key) or SourceRef(self.file, 1, 1)
+
+    def marker(self, prefix: YamlPath) -> Callable[[str], SourceRef]:
+        """`mark` of the keys of the mapping at `prefix` (hot: asked once per config value)."""
+        marks = self.marks
+        if type(marks) is _Marks:
+            nearest, file = marks.nearest, self.file
+            return lambda key: nearest((*prefix, key)) or SourceRef(file, 1, 1)
+        return lambda key: self.mark((*prefix, key))
 
 
 def _tag_name(tag: str) -> str:

@@ -20,6 +20,7 @@ that rule's risk: an unexplained change to a dangerous key deserves a look.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ from typing import Literal
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
-from reconciler.plan import Change, Plan
+from reconciler.plan import Change, EntityPlan, Plan
 from reconciler.risk.inherit import RiskContext
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 
@@ -406,14 +407,19 @@ def _rate(ctx: RiskContext, ref: EntityRef, change: Change) -> Change:
     return replace(change, risk=risk, reasons=reasons)
 
 
+def _rated(ctx: RiskContext, entity: EntityPlan) -> EntityPlan:
+    changes = tuple(_rate(ctx, entity.ref, c) for c in entity.changes)
+    if all(map(operator.is_, changes, entity.changes)):
+        return entity  # every change kept its rating: keep the object (dataclasses.replace is slow)
+    return replace(entity, changes=changes)
+
+
 def annotate(
     plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None, *, with_id: bool = True
 ) -> Plan:
     """Rate every key change (topic creations and partition increases carry no risk) and return the plan
     with its id recomputed, since risk is part of the plan's content (`with_id=False`: left to the caller)."""
     ctx = RiskContext(desired, live, catalog or load_catalog())
-    entities = tuple(
-        replace(e, changes=tuple(_rate(ctx, e.ref, c) for c in e.changes)) for e in plan.entities
-    )
+    entities = tuple(_rated(ctx, e) for e in plan.entities)
     annotated = replace(plan, entities=entities)
     return annotated.with_id() if with_id else annotated

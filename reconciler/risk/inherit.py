@@ -25,6 +25,7 @@ class RiskContext:
         self.desired, self.live, self.catalog = desired, live, catalog
         self._histogram: dict[int, int] | None = None
         self._layers = DesiredLayers(desired)
+        self._policies: dict[tuple[str | None], frozenset[str]] = {}  # by `_own_policy`: 1,000 topics, few values
 
     def inherited(self, ref: EntityRef, key: str) -> str | None:
         """The value `key` has on `ref` when the entity does not set it, once the plan is applied."""
@@ -33,8 +34,25 @@ class RiskContext:
     def cleanup_policy(self, ref: EntityRef) -> frozenset[str]:
         """The topic's effective cleanup.policy once the plan is applied (its own value, else the cluster's
         log.cleanup.policy, else Kafka's `delete`), as a set of policies."""
+        memo = self._own_policy(ref)
+        if memo is not None and (found := self._policies.get(memo)) is not None:
+            return found
         value = resolve(self._layers, self.catalog, ref, "cleanup.policy").value or "delete"
-        return frozenset(p.strip().lower() for p in value.split(",") if p.strip())
+        policies = frozenset(p.strip().lower() for p in value.split(",") if p.strip())
+        if memo is not None:
+            self._policies[memo] = policies
+        return policies
+
+    def _own_policy(self, ref: EntityRef) -> tuple[str | None] | None:
+        """What a topic's cleanup.policy depends on besides the cluster's layers (the same for the whole
+        plan): its own declared value, (None,) when it inherits. None: not memoised (not a topic, a secret)."""
+        if ref.entity_type != "topics":
+            return None
+        topic = self.desired.topics.get(ref.name)
+        own = topic.config.get("cleanup.policy") if topic is not None else None
+        if own is None:
+            return (None,)
+        return (own.value,) if isinstance(own.value, str) else None
 
     def topic_rf(self, name: str) -> int | None:
         topic = self.desired.topics.get(name)

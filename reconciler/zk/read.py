@@ -193,11 +193,12 @@ def _read_once(
             entity_paths[layout.entity_path(ref)] = ref
     broker_ids = sorted(_broker_id(zk, c) for c in listed.get(layout.BROKER_IDS_PATH) or ())
     topic_names = sorted(listed.get(layout.TOPICS_PATH) or ())
+    topic_paths = [layout.topic_path(t) for t in topic_names]
     got.update(
         zk.data(
             [p for p in entity_paths if p not in got]
             + [layout.broker_path(b) for b in broker_ids]
-            + [layout.topic_path(t) for t in topic_names]
+            + topic_paths
         )
     )
 
@@ -216,7 +217,7 @@ def _read_once(
         got.update(zk.data(user_clients))
         entity_paths.update(user_clients)
 
-    return _decode(zk, cluster, got, entity_paths, broker_ids, topic_names)
+    return _decode(zk, cluster, got, entity_paths, broker_ids, dict(zip(topic_names, topic_paths, strict=True)))
 
 
 def _decode(
@@ -225,7 +226,7 @@ def _decode(
     got: dict[str, Any],
     entity_paths: dict[str, EntityRef],
     broker_ids: list[int],
-    topic_names: list[str],
+    topic_paths: Mapping[str, str],  # name -> its assignment znode, in the order read
 ) -> LiveState:
     # A cluster's topics repeat a few configs and assignments byte for byte: each distinct znode content is
     # decoded and checked once (the read-only results are shared), the rest is a dict lookup.
@@ -246,15 +247,21 @@ def _decode(
             brokers[broker] = layout.decode_broker_registration(broker, item[0] or b"", zk.where(path))
     topics: dict[str, LiveTopic] = {}
     assignments: dict[bytes, LiveTopic] = {}
-    for name in topic_names:
-        path = layout.topic_path(name)
+    shapes: dict[bytes, LiveTopic] = {}  # by the content without its topic id, unique to each topic
+    split_topic_id = layout.split_topic_id
+    for name, path in topic_paths.items():
         if (item := got.get(path)) is not None:
-            data, stat = item
-            if (seen := assignments.get(data or b"")) is None:
-                topics[name] = layout.decode_topic_assignment(name, data or b"", zk.where(path), stat.version)
-                assignments[data or b""] = topics[name]
-            else:
+            data, stat = item[0] or b"", item[1]
+            if (seen := assignments.get(data)) is not None:
                 topics[name] = LiveTopic(name, seen.assignment, stat.version, seen.topic_id)
+                continue
+            split = split_topic_id(data)
+            if split is not None and (like := shapes.get(split[0])) is not None:
+                topics[name] = LiveTopic(name, like.assignment, stat.version, split[1])
+                continue
+            topics[name] = assignments[data] = layout.decode_topic_assignment(name, data, zk.where(path), stat.version)
+            if split is not None:
+                shapes[split[0]] = topics[name]
     controller: ControllerInfo | None = None
     if (item := got.get(layout.CONTROLLER_PATH)) is not None:
         where = zk.where(layout.CONTROLLER_PATH)
@@ -275,17 +282,18 @@ def _has_children(item: tuple[bytes | None, Any] | None) -> bool:
 def _ref(zk: _Pipeline, entity_type: str, child: str, *, user: str | None = None) -> EntityRef:
     """The entity of a znode name. Refuses a name not in Kafka's sanitised form: `EntityRef.path` would
     send a write to a different znode than the one read (and Kafka would desanitise it differently)."""
-    if user is None:
-        where = zk.where(f"{layout.CONFIG_ROOT}/{entity_type}/{child}")
-    else:
-        where = zk.where(f"{layout.CONFIG_ROOT}/users/{sanitize(user)}/clients/{child}")
+    def where() -> str:  # only for an error: 10,000 topics would each build it
+        if user is None:
+            return zk.where(f"{layout.CONFIG_ROOT}/{entity_type}/{child}")
+        return zk.where(f"{layout.CONFIG_ROOT}/users/{sanitize(user)}/clients/{child}")
+
     if entity_type in ("users", "clients") and sanitize(desanitize(child)) != child:
-        raise LiveStateError(f"znode {where}: entity name is not in Kafka's sanitised form")
+        raise LiveStateError(f"znode {where()}: entity name is not in Kafka's sanitised form")
     name = desanitize(child) if entity_type in ("users", "clients") else child
     try:
         return EntityRef("users", user, name) if user is not None else EntityRef(entity_type, name)
     except ValueError as exc:
-        raise LiveStateError(f"znode {where}: {exc}") from exc
+        raise LiveStateError(f"znode {where()}: {exc}") from exc
 
 
 def _broker_id(zk: _Pipeline, child: str) -> int:

@@ -175,6 +175,10 @@ class _Builder:
         self.fingerprints: dict[str, dict[str, str]] = {
             key: {"ref": ref, "stored": stored} for key, ref, stored in plan.verified_passwords
         }
+        # A cluster's topics repeat a few configs byte for byte: each distinct content decoded once (read
+        # only: `_changed` copies it), each distinct new config encoded once
+        self._decoded: dict[tuple[bytes, bool], dict[str, str]] = {}
+        self._encoded: dict[tuple[tuple[str, str], ...], bytes] = {}
 
     def paths(self) -> list[str]:
         out = [entity_path(e.ref) for e in self.plan.entities]
@@ -259,8 +263,7 @@ class _Builder:
     ) -> None:
         path = entity_path(e.ref)
         item = current[path]
-        live = (decode_entity_config(item[0], where(self.client, path), item[1].numChildren > 0)
-                if item is not None else {})
+        live = self._live(path, item) if item is not None else {}
         config = self._changed(e, live)
         if e.delete_entity:
             if item is None or e.base_version is None:
@@ -270,16 +273,28 @@ class _Builder:
             elif self._only_deleted_clients(path, deleted_clients):
                 group.ops += [Op("delete", path + "/clients"), Op("delete", path, version=e.base_version)]
             else:  # Kafka keeps a quota node that has children and writes its empty config
-                group.ops.append(Op("set", path, encode_entity_config(config), version=e.base_version))
+                group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
         elif e.base_version is None:
-            group.ops.append(Op("create", path, encode_entity_config(config), acl=self.acls(path)))
+            group.ops.append(Op("create", path, self._encode_config(config), acl=self.acls(path)))
         else:
-            group.ops.append(Op("set", path, encode_entity_config(config), version=e.base_version))
+            group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
         notification = encode_notification(e.ref)
         group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self.acls(NOTIFICATION_PREFIX),
                             sequential=True))
         group.entities += 1
         group.notifications += 1
+
+    def _live(self, path: str, item: tuple[bytes, Any]) -> dict[str, str]:
+        key = (item[0], item[1].numChildren > 0)
+        if (live := self._decoded.get(key)) is None:
+            live = self._decoded[key] = decode_entity_config(item[0], where(self.client, path), key[1])
+        return live
+
+    def _encode_config(self, config: dict[str, str]) -> bytes:
+        key = tuple(sorted(config.items()))
+        if (data := self._encoded.get(key)) is None:
+            data = self._encoded[key] = encode_entity_config(config)
+        return data
 
     def _only_deleted_clients(self, path: str, deleted: set[str] | None) -> bool:
         """Is the only child the `clients` container, holding only clients this multi deletes?"""

@@ -424,15 +424,13 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
     """The impact job runs as `reconciler impact` in a subprocess (Spark): stubbed here, its contract checked."""
     import subprocess
 
-    from reconciler.cli import gitops as cli_gitops
-
     calls: list[list[str]] = []
 
     def fake_run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         calls.append(args)
         return subprocess.CompletedProcess(args, 0, "**3 clusters, 120 topics affected**\n", "")
 
-    monkeypatch.setattr(cli_gitops.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)  # cli/gitops imports subprocess where it runs the job
     root = Path(zk_repo.working_tree_dir or ".")
     branch(zk_repo)
     commit(zk_repo, "orders: 6 partitions", {"clusters/a/topics.yaml": topics_yaml(partitions=6)})

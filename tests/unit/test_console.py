@@ -122,3 +122,26 @@ def test_plain_tables_are_laid_out_as_rich_lays_them_out() -> None:
     assert 20 < fast < 280  # both paths were taken
     narrow = Table(("cluster", "detail"), ((("c1", None), ("x" * 50, None)),))
     assert plain_table(narrow, 40) is None  # rich folds to a terminal's width
+
+
+def test_plain_console_writes_what_rich_writes() -> None:
+    """Without colour or live progress the CLI skips rich (cli/plain.py): the same bytes, escaping included."""
+    from reconciler.cli.plain import PlainConsole, wants_rich, write_plain_lines
+
+    lines = [line("topic [bold]x[/bold] \x1b[2J\u202eevil\tq", "plan.add"), line("é 中文 " + "w" * 300, None)]
+    with_rich, plain = io.StringIO(), io.StringIO()
+    print_lines(make_console(with_rich, env={}), lines)
+    write_plain_lines(plain, lines)
+    assert plain.getvalue() == with_rich.getvalue()
+    label = "c1: read [red]ZooKeeper\x1b[0m \u202e" + "z" * 12_000  # wider than any console
+    outputs = []
+    for console in (make_console(io.StringIO(), env={}), PlainConsole(io.StringIO(), lambda: make_console(
+            io.StringIO(), env={}))):
+        with ConsoleProgress(console).phase(label) as phase:
+            phase.done("5 znodes\tx")
+        assert isinstance(console.file, io.StringIO)
+        outputs.append(re.sub(r"\(\d+\.\d s\)", "(s)", console.file.getvalue()))
+    assert outputs[0] == outputs[1] and outputs[1].count("\n") == 1
+    assert not wants_rich(io.StringIO(), env={}) and wants_rich(FakeTerminal(), env={"TERM": "xterm"})
+    assert wants_rich(io.StringIO(), env={"FORCE_COLOR": "1"})
+    assert not wants_rich(FakeTerminal(), True, {"TERM": "dumb"})

@@ -301,3 +301,42 @@ def test_default_acls_like_zkdata() -> None:
     assert layout.default_acls(True, "/delegation_token/tokens/x") == (("auth", "", 31),)
     for path in ("/config/topics/t", "/config/changes/config_change_", "/brokers/topics/t", "/config"):
         assert layout.default_acls(True, path) == (("auth", "", 31), ("world", "anyone", 1))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        layout.encode_topic_assignment({0: (1, 2), 1: (2, 1)}, "8rCb0Hc6QBqpwxGZ3XzRBg"),
+        b'{"version":3,"partitions":{"0":[1]},"topic_id":"old","topic_id":"AAAA"}',  # the last one wins
+        b'{"version":3,"partitions":{"0":[1]},"x":"\\\\","topic_id":"AAAA"}',  # an escaped backslash before
+        b'{"version":3,"partitions":{"0":[1]},"x":{"topic_id":"AAAA"}}',  # nested: not the last member
+        b'{"version":3,"partitions":{"0":[1]},"x":"a\\",\\"topic_id\\":\\"AAAA\\"}',  # inside a string
+        b'{"version":3,"partitions":{"0":["1"]},"topic_id":"AAAA"}',  # malformed: refused either way
+        b'{"version":3,"partitions":{"0":[1]} ,"topic_id":"AAAA"}',
+        b'{"version":3,"partitions":{"0":[1]},"topic_id":"A+/="}',  # not URL-safe base64: not split
+        b'{"version":3,"partitions":{"0":[1]},"topic_id":"AAAA"} ',
+        b'{"topic_id":"AAAA"}',
+    ],
+)
+def test_split_topic_id_content_decodes_alike_but_for_the_id(data: bytes) -> None:
+    """zk/read decodes an assignment once per content without its topic id: any other id must decode to the
+    same topic with that id (or be refused alike)."""
+    split = layout.split_topic_id(data)
+    if split is None:
+        return
+    rest, topic_id = split
+    assert rest + b',"topic_id":"' + topic_id.encode() + b'"}' == data
+
+    def decoded(content: bytes) -> tuple[dict[int, tuple[int, ...]], str | None] | str:
+        try:
+            topic = layout.decode_topic_assignment("t", content, "/z", 1)
+        except LiveStateError as exc:
+            return str(exc)
+        return dict(topic.assignment), topic.topic_id
+
+    other = rest + b',"topic_id":"Zz9_-"}'
+    first, second = decoded(data), decoded(other)
+    if isinstance(first, str):
+        assert first == second
+    else:
+        assert second == (first[0], "Zz9_-") and first[1] == topic_id
