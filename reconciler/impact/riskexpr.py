@@ -159,6 +159,11 @@ def mask_of(rule_ids: Iterable[str]) -> int:
     return sum(1 << order.index(rid) for rid in set(rule_ids))
 
 
+def rules_of(mask: int | None) -> list[str]:
+    """The rule ids of a bit set, in table order (`mask_of`'s inverse, on the driver)."""
+    return [rid for i, rid in enumerate(RULES) if (mask or 0) >> i & 1]
+
+
 def rule_mask(rules: Column) -> Column:
     """`mask_of` as a column expression, for rows rated in Spark."""
     from pyspark.sql import functions as F

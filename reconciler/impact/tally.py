@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from reconciler.impact.riskexpr import RULES
+from reconciler.impact.riskexpr import RULES, rules_of
 from reconciler.model import RISK_ORDER
 
 if TYPE_CHECKING:
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
 
 SUMMARY_FORMAT = 1
 Rows = list[dict[str, Any]]
-
-
-def rules_of(mask: int | None) -> list[str]:
-    """The rule ids of a bit set (bit i = the i-th rule of the table)."""
-    return [rid for i, rid in enumerate(RULES) if (mask or 0) >> i & 1]
 
 
 def unpack(facts: Rows, has_sizes: bool) -> dict[str, Rows]:

@@ -9,8 +9,7 @@ from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import broker_side, same
 from reconciler.impact.overrides import declared_overrides
 from reconciler.impact.ratings import NO_RF, NULL, rated_rows, rf_keys
-from reconciler.impact.riskexpr import mask_of
-from reconciler.impact.tally import rules_of
+from reconciler.impact.riskexpr import mask_of, rules_of
 from reconciler.model import EntityRef
 from reconciler.risk import assess, fired_rules
 
