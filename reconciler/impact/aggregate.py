@@ -91,7 +91,9 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
         _fact(topics, "topics", F.col("level"), parts=F.col("parts"), bytes=F.col("bytes_u"),
               level=F.col("level"), est=F.col("est")),
         _fact(rules, "rules", "rule", parts=F.col("parts"), bytes=F.col("bytes_u")),
-        _fact(ch.topic_hosts, "hosts", "key", broker=F.col("broker"), topics=F.lit(0).cast("long")),
+        # per-replica rows carry the brokers where their value changes (a broker counts once: the aggregate's key)
+        _fact(t.filter(F.col("brokers").isNotNull()), "hosts", "key", broker=F.explode("brokers"),
+              topics=F.lit(0).cast("long")),
     ]
     union = facts[0]
     for f in facts[1:]:
@@ -102,13 +104,14 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
     samples = t.select("cluster", "topic", "key", "before", "after", F.col("parts").alias("partitions"), "risk",
                        "rules").orderBy(F.col("level").desc(), F.col("partitions").desc(), "cluster", "topic",
                                         "key").limit(sample)
-    return {"facts": summed, "sampleTopics": samples}
+    return {"facts": summed, "overrideHosts": ch.override_hosts, "sampleTopics": samples}
 
 
 def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
     """The report's JSON: the topic side in one Spark job, the broker side from the driver's rows."""
     collected = collect_json(spark, _sections(ch, sample))
     s = unpack(collected["facts"], ch.sizes_known) | {"sampleTopics": collected["sampleTopics"]}
+    s["hosts"] += collected["overrideHosts"]  # (cluster, key, broker), distinct
     s |= broker_sections(ch, s["hosts"], sample)
     for r in s["keys"]:  # the rules of topic rows name their rule keys too
         s["ruleKeys"] += [{"rule": rule, "key": r["key"]} for rule in r["rules"] or []]

@@ -55,7 +55,7 @@ class Changes:
     # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk, topic_bytes, bytes)
     # part_ids/brokers: null when every partition is affected (uniform broker side)
     topics: DataFrame
-    topic_hosts: DataFrame  # (cluster, key, broker): brokers where a topic's value changes
+    override_hosts: DataFrame  # (cluster, key, broker): hosts of declared topics whose own override changes
     sizes_known: bool  # the inventory has partition sizes (else every bytes figure is null)
     broker_side: BrokerSide
     facts: Facts
@@ -100,7 +100,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     # prune different columns, so without the cache Spark would not reuse one exchange but compute them again)
     rows = rows.repartition("cluster", "topic").cache()
     _CACHED.append(rows)
-    hosts = _topic_hosts(rows, reps)
+    hosts = _override_hosts(spark, reps, bs, decl)
     return Changes(rows, hosts, sizes is not None, bs, facts, clusters, spark)
 
 
@@ -251,22 +251,26 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
     return whole.unionByName(per_topic).withColumn("risk", risk_name(F.col("risk_level"))).drop("risk_level")
 
 
-def _topic_hosts(rows: DataFrame, reps: DataFrame) -> DataFrame:
-    """(cluster, key, broker) where a topic's effective value changes: the replicas' brokers of per-replica rows,
-    and the hosts of declared topics whose override changes on an unchanged broker side. (Where the broker side
-    changes uniformly, every broker of the cluster is a hit already, through the broker rows.)"""
+def _override_hosts(spark: SparkSession, reps: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
+    """(cluster, key, broker): the brokers hosting a declared topic whose own override changes its effective value
+    where the broker side of that key is uniform and unchanged. The driver knows these (cluster, topic, key) from
+    the manifests and the first query (as `_uniform_rows` finds them in Spark); their hosts are their replicas.
+    The other hosts come with the topic rows: per-replica rows carry their brokers, and where the broker side
+    changes uniformly every broker of the cluster is a hit already, through the broker rows."""
     from pyspark.sql import functions as F
 
-    return (
-        rows.select("cluster", "key", F.explode("brokers").alias("broker"))
-        .unionByName(
-            # declared topics only (as many as the manifests name): broadcast, so the replicas are not shuffled
-            F.broadcast(rows.filter(F.col("brokers").isNull() & (F.col("src") == "override"))
-                        .select("cluster", "topic", "key")).join(reps, ["cluster", "topic"])
-            .select("cluster", "key", "broker")
-        )
-        .distinct()
-    )
+    from reconciler.impact.brokerside import same
+
+    lists = set(K.list_keys())
+    hits = []
+    for c, t, k, ob, oa in decl.changed:
+        changed, uniform, vb, va, default = _key_facts(bs, c, k)
+        before, after = (ob if ob is not None else vb if vb is not None else default,
+                         oa if oa is not None else va if va is not None else default)
+        if uniform and not changed and not same(before, after, k in lists):
+            hits.append((c, t, k))
+    table = local_df(spark, hits, "cluster STRING, topic STRING, key STRING")
+    return F.broadcast(table).join(reps, ["cluster", "topic"]).select("cluster", "key", "broker").distinct()
 
 
 def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> DataFrame:
