@@ -70,7 +70,9 @@ class Changes:
 
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
     """Small facts to the driver, the broker side and ratings there, then the topic rows as one plan."""
-    for stale in _CACHED:  # a previous run's rows (a long-lived session): never reuse them, free the memory
+    # a previous run's rows (a long-lived session): never reuse them, free the memory; dependents first, since
+    # uncaching a table that a cached plan reads makes Spark re-plan that plan (~0.7 s at 1M topics)
+    for stale in reversed(_CACHED):
         stale.unpersist()
     _CACHED.clear()
     started = time.monotonic()
