@@ -179,6 +179,7 @@ class _Builder:
         # only: `_changed` copies it), each distinct new config encoded once
         self._decoded: dict[tuple[bytes, bool], dict[str, str]] = {}
         self._encoded: dict[tuple[tuple[str, str], ...], bytes] = {}
+        self._assignments: dict[tuple[tuple[int, tuple[int, ...]], ...], bytes] = {}
 
     def paths(self) -> list[str]:
         out = [entity_path(e.ref) for e in self.plan.entities]
@@ -191,13 +192,13 @@ class _Builder:
         groups: list[Group] = []
         for t in self.plan.topics_to_create:  # config first, then the assignment; no notification (Kafka)
             cfg, asg = entity_path(EntityRef("topics", t.name)), topic_path(t.name)
-            config = encode_entity_config(t.config)
+            config = self._encode_config(t.config)
             leftover = current[cfg]
             # Kafka's createTopicWithAssignment sets-or-creates the config znode, so a config left over from
             # a deleted topic is overwritten (guarded by the version just read) rather than blocking forever.
             first = (Op("create", cfg, config, acl=self.acls(cfg)) if leftover is None
                      else Op("set", cfg, config, version=leftover[1].version))
-            ops = [first, Op("create", asg, encode_topic_assignment(t.assignment), acl=self.acls(asg))]
+            ops = [first, Op("create", asg, self._encode_assignment(t.assignment), acl=self.acls(asg))]
             groups.append(Group(f"topics/{t.name}", ops, topics=1))
         groups += [self._partitions(p, current[topic_path(p.name)]) for p in self.plan.partition_increases]
         families: dict[tuple[str, str, str], list[EntityPlan]] = {}
@@ -294,6 +295,12 @@ class _Builder:
         key = tuple(sorted(config.items()))
         if (data := self._encoded.get(key)) is None:
             data = self._encoded[key] = encode_entity_config(config)
+        return data
+
+    def _encode_assignment(self, assignment: Mapping[int, tuple[int, ...]]) -> bytes:
+        key = tuple((p, tuple(r)) for p, r in sorted(assignment.items()))
+        if (data := self._assignments.get(key)) is None:
+            data = self._assignments[key] = encode_topic_assignment(assignment)
         return data
 
     def _only_deleted_clients(self, path: str, deleted: set[str] | None) -> bool:
