@@ -291,7 +291,7 @@ class _Builder:
             live = self._decoded[key] = decode_entity_config(item[0], where(self.client, path), key[1])
         return live
 
-    def _encode_config(self, config: dict[str, str]) -> bytes:
+    def _encode_config(self, config: Mapping[str, str]) -> bytes:
         key = tuple(sorted(config.items()))
         if (data := self._encoded.get(key)) is None:
             data = self._encoded[key] = encode_entity_config(config)
