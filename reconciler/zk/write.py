@@ -180,6 +180,7 @@ class _Builder:
         self._decoded: dict[tuple[bytes, bool], dict[str, str]] = {}
         self._encoded: dict[tuple[tuple[str, str], ...], bytes] = {}
         self._assignments: dict[tuple[tuple[int, tuple[int, ...]], ...], bytes] = {}
+        self._notification_acl = acls(NOTIFICATION_PREFIX)
 
     def paths(self) -> list[str]:
         out = [entity_path(e.ref) for e in self.plan.entities]
@@ -241,6 +242,11 @@ class _Builder:
                      partitions=p.target - p.current)
 
     def _family(self, members: list[EntityPlan], current: Mapping[str, Any]) -> Group:
+        if len(members) == 1 and members[0].ref.client is None:  # most families: one entity, no client
+            (alone,) = members
+            group = Group(alone.ref.display)
+            self._entity(group, alone, current, set() if alone.delete_entity else None)
+            return group
         parent = next((e for e in members if e.ref.client is None), None)
         children = [e for e in members if e is not parent]
         group = Group(members[0].ref.display)
@@ -280,7 +286,7 @@ class _Builder:
         else:
             group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
         notification = encode_notification(e.ref)
-        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self.acls(NOTIFICATION_PREFIX),
+        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self._notification_acl,
                             sequential=True))
         group.entities += 1
         group.notifications += 1
