@@ -35,7 +35,7 @@ from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData, 
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
-from reconciler.zk.bulkread import read_all
+from reconciler.zk.bulkread import existing
 from reconciler.zk.layout import CONTROLLER_PATH, default_acls
 from reconciler.zk.lock import where
 from reconciler.zk.session import ZooKeeperError, kazoo_acls
@@ -309,8 +309,8 @@ def ensure_paths(client: KazooClient, paths: Iterable[str], acl_for: Callable[[s
     processed in order.
     """
     wanted = sorted(set(paths), key=lambda p: (p.count("/"), p))
-    exists = read_all(client, wanted, READ_TIMEOUT_S, exists=True)
-    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in wanted if exists[p] is None]
+    exists = existing(client, wanted, READ_TIMEOUT_S)
+    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in wanted if not exists[p]]
     for path, result in pending:
         try:
             result.get(timeout=READ_TIMEOUT_S)

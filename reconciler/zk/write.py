@@ -29,7 +29,7 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
-from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
+from reconciler.zk.audit import AUDIT_NODE, AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
@@ -129,7 +129,9 @@ def _apply(
     refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
-    txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
+    # the lock's parent and the audit trail's (write_audit would otherwise create it on the first apply,
+    # after a failed create): one existence check for both
+    txn.ensure_paths(client, [*txn.ancestors(f"{root}/lock/-"), f"{root}/{AUDIT_NODE}"], acls)
     with cluster_lock(client, f"{root}/lock", claim(audit.user, plan.plan_id, audit.time),
                       options.lock_timeout_s, plan.cluster, notify) as lock:
         lock_node = lock.node
