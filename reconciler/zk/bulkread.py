@@ -3,7 +3,7 @@
 The multiRead request, its batching, the per-client memory of servers without it and the error mapping are
 `multiread.py`'s. Apply's policy on top: any failure of the multiRead path but a NoAuth (an older server,
 changed kazoo internals, a timeout, a dropped connection) falls back to the public pipelined reads, retried
-on connection loss. multiRead has no exists op: `existing` reads the data instead (parents are empty).
+on connection loss; exists-checks are always pipelined (multiRead has no exists op).
 """
 
 from __future__ import annotations
@@ -48,23 +48,6 @@ def read_all(
     except RetryFailedError as exc:
         raise ZooKeeperError(f"lost the ZooKeeper connection while reading {len(wanted)} znodes") from exc
     return result
-
-
-def existing(client: KazooClient, paths: Iterable[str], timeout_s: float) -> dict[str, bool]:
-    """path -> whether the znode exists. One multiRead of the paths' data (a znode this session may not read
-    exists: NoAuth is not NoNode) instead of one `exists` request each; pipelined `exists` on a server
-    without multiRead, or when the multiRead fails (as `read_all` falls back)."""
-    wanted = list(dict.fromkeys(paths))
-    if len(wanted) > 1 and multiread.supported(client):
-        try:
-            results = multiread.read(client, [(GET_DATA, p) for p in wanted], multi=True, wait=lambda: timeout_s,
-                                     max_ops=CHUNK, unreadable=True)
-            return {path: result is not None for path, result in zip(wanted, results, strict=True)}
-        except Exception as exc:
-            log.info("multiRead unavailable (%r); using pipelined exists", exc)
-            if isinstance(exc, multiread.MultiReadUnsupported):
-                multiread.NO_MULTI_READ.add(client)
-    return {path: stat is not None for path, stat in read_all(client, wanted, timeout_s, exists=True).items()}
 
 
 def _pipelined(client: KazooClient, wanted: list[str], timeout_s: float, exists: bool) -> dict[str, Any]:

@@ -107,14 +107,10 @@ def read(
     wait: Callable[[], float],
     max_ops: int = MAX_OPS,
     on_batch: Callable[[int], None] | None = None,
-    unreadable: Any = None,
 ) -> list[Any]:
     """One result per op, in order: (data, stat) for GET_DATA, [child names] for GET_CHILDREN, a stat for
     EXISTS; None for an absent znode. Every request is issued before the first answer is awaited, each
     answer for at most `wait()` seconds. `on_batch(n)`: n more answers are in (for progress).
-
-    `unreadable`: with `multi`, the result of a znode this session may not read (NoAuth: it exists), when
-    not None; otherwise NoAuth raises.
 
     Raises LiveStateError naming the znode for NoAuth, MultiReadUnsupported (with `multi`, on an old
     server), KazooTimeoutError naming the znode, ZooKeeperError for a malformed multiRead response, and
@@ -137,11 +133,8 @@ def read(
             raise ZooKeeperError(f"malformed multiRead response ({len(replies)} results for {len(batch)})")
         for (_, path), reply in zip(batch, replies, strict=True):
             if isinstance(reply, KazooException):  # multiRead answers each op with its result or its error
-                if unreadable is not None and isinstance(reply, NoAuthError):
-                    reply = unreadable
-                else:
-                    _raise_unless_absent(client, path, reply)
-                    reply = None
+                _raise_unless_absent(client, path, reply)
+                reply = None
             results.append(reply)
         if on_batch is not None:
             on_batch(len(batch))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +35,7 @@ from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData, 
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
-from reconciler.zk.bulkread import existing
+from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import CONTROLLER_PATH, default_acls
 from reconciler.zk.lock import where
 from reconciler.zk.session import ZooKeeperError, kazoo_acls
@@ -117,11 +116,6 @@ def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
     argument checks and path normalisation (~30 µs an op, 0.3 s for 10,000 entities): our paths are built
     normalised and our arguments typed. A path that normalisation would change still goes through kazoo's.
     """
-    return multi(client, ops)
-
-
-def multi(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
-    """`send`'s request, for the multis that are not a batch's commit (missing parents created together)."""
     root = _norm_root(client.chroot).rstrip("/")
     records: list[Any] = []
     for op in ops:
@@ -315,15 +309,8 @@ def ensure_paths(client: KazooClient, paths: Iterable[str], acl_for: Callable[[s
     processed in order.
     """
     wanted = sorted(set(paths), key=lambda p: (p.count("/"), p))
-    exists = existing(client, wanted, READ_TIMEOUT_S)
-    missing = [p for p in wanted if not exists[p]]
-    if len(missing) > 1:  # one multi creates them all, parents first (a multi's ops apply in order) ...
-        with suppress(KazooException, KazooTimeoutError):
-            results = multi(client, [Op("create", p, b"", acl=acl_for(p)) for p in missing])
-            if not any(isinstance(r, Exception) for r in results):
-                return
-    # ... unless one was created meanwhile or is refused: then each on its own, an existing one is fine
-    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in missing]
+    exists = read_all(client, wanted, READ_TIMEOUT_S, exists=True)
+    pending = [(p, client.create_async(p, b"", acl_for(p))) for p in wanted if exists[p] is None]
     for path, result in pending:
         try:
             result.get(timeout=READ_TIMEOUT_S)

@@ -129,8 +129,8 @@ def _apply(
     refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
-    # the lock's parent and the audit trail's (write_audit would otherwise create it on the first apply,
-    # after a failed create): one existence check for both
+    # the lock's parent and the audit trail's, checked in the same pipelined round (write_audit would
+    # otherwise create the latter on the first apply, after a failed create)
     txn.ensure_paths(client, [*txn.ancestors(f"{root}/lock/-"), f"{root}/{AUDIT_NODE}"], acls)
     with cluster_lock(client, f"{root}/lock", claim(audit.user, plan.plan_id, audit.time),
                       options.lock_timeout_s, plan.cluster, notify) as lock:

@@ -285,39 +285,6 @@ def test_bulk_reads_match_pipelined_reads(zk_client: KazooClient, monkeypatch: p
     assert multi == pipelined and sum(v is None for v in multi.values()) == 5
 
 
-def test_existence_checks_match_pipelined_exists(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`existing` reads data with multiRead: a znode this session may not read (NoAuth) still exists."""
-    seed_topics(zk_client, TOPICS[:10])
-    other = ACL(31, Id("digest", make_digest_acl_credential("someone-else", "not-ours")))
-    zk_client.create("/config/private", b"", acl=[other], makepath=True)
-    paths = ["/config", "/config/topics", *(f"/config/topics/{t}" for t in TOPICS[:10]), "/config/private",
-             "/config/absent", "/config/absent/child"]
-    monkeypatch.setattr(bulkread, "CHUNK", 4)  # several multiReads in flight
-    found = bulkread.existing(zk_client, paths, 10)
-    stats = bulkread._pipelined(zk_client, paths, 10, True)
-    assert found == {p: stats[p] is not None for p in paths}
-    assert found["/config/private"] and not found["/config/absent"]
-    monkeypatch.setattr(bulkread._MultiRead, "type", 99)  # an older server: pipelined exists, same answer
-    assert bulkread.existing(zk_client, paths, 10) == found
-
-
-def test_parents_are_created_in_one_multi_or_one_by_one_when_one_appeared(
-    zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    acls = txn.Acls(False)
-    sent: list[int] = []
-    real_multi = txn.multi
-    monkeypatch.setattr(txn, "multi", lambda client, ops: sent.append(len(ops)) or real_multi(client, ops))
-    txn.ensure_paths(zk_client, ["/p1", "/p1/a", "/p1/a/b", "/p1/c"], acls)
-    assert sent == [4] and zk_client.exists("/p1/a/b") and zk_client.get("/p1/c")[0] == b""
-    # created by someone else between the existence check and the multi: the multi fails as a whole, and
-    # each missing parent is then created on its own (an existing one is fine)
-    zk_client.create("/p2/a", makepath=True)
-    monkeypatch.setattr(txn, "existing", lambda client, paths, timeout: dict.fromkeys(paths, False))
-    txn.ensure_paths(zk_client, ["/p2", "/p2/a", "/p2/a/b", "/p2/c"], acls)
-    assert sent == [4, 4] and zk_client.exists("/p2/a/b") and zk_client.exists("/p2/c")
-
-
 def test_server_without_multiread_falls_back(zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """ZooKeeper < 3.6 answers an unknown opcode with UNIMPLEMENTED (and drops the connection)."""
     seed_topics(zk_client, TOPICS[:20])
