@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import lru_cache
 
 Assignment = dict[int, tuple[int, ...]]
 
@@ -63,20 +64,32 @@ def assign_replicas(
         raise AssignmentError(
             f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
         )
-    with_rack = {b: r for b, r in brokers.items() if r is not None}
-    if with_rack and len(with_rack) != len(brokers):
+    racks = tuple(sorted(brokers.items(), key=lambda item: item[0]))
+    with_rack = sum(r is not None for _, r in racks)
+    if with_rack and with_rack != len(racks):
         raise AssignmentError("Not all brokers have rack information for replica rack aware assignment.")
-    ordered = rack_alternated(with_rack) if with_rack else sorted(brokers)
-    n = len(ordered)
+    n = len(racks)
     if fixed_start_index is not None:
         start = fixed_start_index
         shift = fixed_start_index if fixed_shift is None else fixed_shift
     else:
         start = seeded_index(seed, "start", n)
         shift = seeded_index(seed, "shift", n) if fixed_shift is None else fixed_shift
-    if with_rack:
-        return _rack_aware(with_rack, ordered, partitions, replication_factor, start, shift, start_partition)
-    return _rack_unaware(ordered, partitions, replication_factor, start, shift, start_partition)
+    # the placement depends on the seed only through (start, shift): a fleet's topics share a few dozen
+    return dict(_placement(racks, partitions, replication_factor, start, shift, start_partition))
+
+
+@lru_cache(maxsize=4096)
+def _placement(
+    racks: tuple[tuple[int, str | None], ...], partitions: int, rf: int, start: int, shift: int, first_partition: int
+) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """`assign_replicas` once the start index and shift are drawn (pure, so memoised)."""
+    if racks[0][1] is not None:
+        with_rack = {b: str(r) for b, r in racks}
+        placed = _rack_aware(with_rack, rack_alternated(with_rack), partitions, rf, start, shift, first_partition)
+    else:
+        placed = _rack_unaware([b for b, _ in racks], partitions, rf, start, shift, first_partition)
+    return tuple(placed.items())
 
 
 def _rack_unaware(

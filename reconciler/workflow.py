@@ -160,10 +160,13 @@ _ENCODED_PASSWORD_BYTES = 1024
 def oversized_znodes(plan: Plan, desired: DesiredState, live: LiveState) -> list[str]:
     """Warnings for config znodes the plan would write larger than ZooKeeper accepts by default."""
     def size(config: Mapping[str, Any]) -> int:
-        plain = {k: v if isinstance(v, str) else "x" * _ENCODED_PASSWORD_BYTES for k, v in config.items()}
         # JSON takes at most 6 bytes a character (`\u001f`): most znodes are far below the limit unencoded
-        bound = 32 + sum(6 * (len(k) + len(v) + 1) for k, v in plain.items())
-        return bound if bound <= ZNODE_DATA_LIMIT else len(encode_entity_config(plain))
+        bound = 32 + 6 * sum(len(k) + (len(v) if isinstance(v, str) else _ENCODED_PASSWORD_BYTES) + 1
+                             for k, v in config.items())
+        if bound <= ZNODE_DATA_LIMIT:
+            return bound
+        plain = {k: v if isinstance(v, str) else "x" * _ENCODED_PASSWORD_BYTES for k, v in config.items()}
+        return len(encode_entity_config(plain))
 
     found: list[tuple[str, int]] = []
     for e in plan.entities:

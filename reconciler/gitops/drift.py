@@ -26,6 +26,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.model import LiveState
 from reconciler.plan import Plan
 from reconciler.zk.audit import AUDIT_NODE
+from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import CONFIG_CHANGES_PATH, decode_notification, entity_path, topic_path
 
 MAX_ENTRIES_READ = 50  # audit entries looked at, newest first, to find the last successful apply
@@ -97,16 +98,18 @@ def read_audit(client: KazooClient, reconciler_path: str) -> list[AuditEntry]:
         names = sorted(client.get_children(parent))[-MAX_ENTRIES_READ:]
     except NoNodeError:
         return []
-    futures = [(f"{parent}/{n}", client.get_async(f"{parent}/{n}")) for n in names]
+    # one multiRead for the lot (pipelined gets on an older server), not one kazoo request per entry
+    found = read_all(client, [f"{parent}/{n}" for n in names], READ_TIMEOUT_S)
     entries: list[AuditEntry] = []
-    for path, future in futures:
+    for path, item in found.items():
+        if item is None:  # deleted since the listing
+            continue
         try:
-            data, stat = future.get(timeout=READ_TIMEOUT_S)
-            record = json.loads(data)
-        except (NoNodeError, ValueError):
+            record = json.loads(item[0] or b"")
+        except ValueError:
             continue
         if isinstance(record, dict):
-            entries.append(AuditEntry(path, record, int(stat.ctime)))
+            entries.append(AuditEntry(path, record, int(item[1].ctime)))
     return entries
 
 

@@ -45,7 +45,16 @@ class ProcessId:
 
     @staticmethod
     def current() -> ProcessId | None:
-        """This process, or None where /proc does not tell (then nobody can prove this process dead)."""
+        """This process, or None where /proc does not tell (then nobody can prove this process dead). Read once
+        per process (a fleet pass takes a lock per cluster; a forked worker is another process)."""
+        pid = os.getpid()
+        if pid not in _CURRENT:
+            _CURRENT.clear()
+            _CURRENT[pid] = ProcessId._read()
+        return _CURRENT[pid]
+
+    @staticmethod
+    def _read() -> ProcessId | None:
         try:
             boot_id = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
             namespace = os.readlink("/proc/self/ns/pid")
@@ -57,6 +66,9 @@ class ProcessId:
 
     def to_json(self) -> dict[str, Any]:
         return {"bootId": self.boot_id, "pidNamespace": self.pid_namespace, "startTicks": self.start_ticks}
+
+
+_CURRENT: dict[int, ProcessId | None] = {}
 
 
 def start_ticks(pid: int) -> int | None:

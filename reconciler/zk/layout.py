@@ -144,7 +144,9 @@ def decode_entity_config(data: bytes | None, znode: str, has_children: bool = Fa
 
 
 def encode_notification(ref: EntityRef) -> bytes:
-    return _dumps({"version": 2, "entity_path": ref.path})
+    """`{"version":2,"entity_path":"<type>/<name>"}`: the bytes `_dumps` gives that object, assembled
+    around the one encoded string (apply writes one per entity)."""
+    return b'{"version":2,"entity_path":' + _ENCODE(ref.path).encode("utf-8") + b"}"
 
 
 def decode_notification(data: bytes | None, znode: str) -> EntityRef:

@@ -12,8 +12,9 @@ kazoo's default handler (see `_SelectHandler`), which halves the cost of large p
 from __future__ import annotations
 
 import logging
+import os
 import select
-import warnings
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -59,6 +60,31 @@ class _SelectHandler(SequentialThreadingHandler):  # type: ignore[misc]
                 if (obj if isinstance(obj, int) else obj.fileno()) >= _FD_SETSIZE:
                     return super().select(rlist, wlist, xlist, timeout)
         return select.select(rlist, wlist, xlist, timeout)
+
+
+class _SharedHandler(_SelectHandler):
+    """One handler for every client of a process: its two worker threads (watch callbacks, completions) are
+    started once instead of once per client, and a client's `stop` leaves them running for the next one.
+    A handler holds no session state (no connection, no credentials, no requests: each client has its own);
+    the callbacks it runs are ours (a lock's watch sets an event) and kazoo's own. Keyed by process, as a
+    forked worker inherits none of its parent's threads."""
+
+    def stop(self) -> None:
+        """Clients share this handler: a client's stop (or kazoo's atexit hook) leaves it running."""
+
+
+_HANDLERS: dict[int, _SharedHandler] = {}
+_HANDLERS_LOCK = threading.Lock()
+
+
+def shared_handler() -> _SelectHandler:
+    """This process's handler (created on first use)."""
+    pid = os.getpid()
+    with _HANDLERS_LOCK:
+        if (handler := _HANDLERS.get(pid)) is None:
+            _HANDLERS.clear()  # a parent's entry: its threads do not exist in this (forked) process
+            handler = _HANDLERS[pid] = _SharedHandler()
+        return handler
 
 
 class _QuietKazoo(logging.Filter):
@@ -136,7 +162,7 @@ def connect(
         client = KazooClient(
             hosts=spec.connect,
             timeout=spec.session_timeout_s,
-            handler=_SelectHandler(),
+            handler=shared_handler(),
             connection_retry=connection_retry,
             command_retry=COMMAND_RETRY,
             read_only=read_only,
@@ -146,10 +172,14 @@ def connect(
     except (ValueError, KazooException) as exc:
         raise ZooKeeperError(f"invalid ZooKeeper connect string {spec.connect!r}: {exc}") from exc
     try:
-        with warnings.catch_warnings():
-            # kazoo warns when the chroot does not exist yet; for a fresh cluster that simply reads empty
-            warnings.simplefilter("ignore")
-            client.start(timeout=connect_timeout_s)
+        # `client.start` less its last step, an `exists` of the chroot: one more round trip only to warn that
+        # it does not exist yet (for a fresh cluster that simply reads empty). With SASL it stays: kazoo says
+        # "connected" before the SASL exchange, and that request is the first to wait for its outcome.
+        client.start_async().wait(timeout=connect_timeout_s)
+        if not client.connected:
+            raise KazooTimeoutError("Connection time-out")
+        if spec.auth_scheme == "sasl":
+            client.exists("/")
     except KazooTimeoutError as exc:
         close(client)
         raise ZooKeeperError(f"cannot connect to {where} within {connect_timeout_s:g} s") from exc

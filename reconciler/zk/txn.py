@@ -78,12 +78,17 @@ def size(ops: Iterable[Op], client: KazooClient) -> int:
     """Bytes of the serialized multi request (jute), chroot included: the unit of `max_batch_bytes`."""
     chroot = len((client.chroot or "").encode("utf-8"))
     total = 0
+    acls: dict[int, int] = {}  # a plan's creates share a few ACL lists (`Acls` caches them)
     for op in ops:
-        total += 9 + 4 + chroot + len(op.path.encode("utf-8")) + 4  # header, path, version or flags
-        if op.kind in ("create", "set"):
+        path = op.path
+        total += 17 + chroot + (len(path) if path.isascii() else len(path.encode("utf-8")))  # header, path, version
+        kind = op.kind
+        if kind == "set":
             total += 4 + len(op.data)
-        if op.kind == "create":
-            total += 4 + sum(12 + len(a.id.scheme) + len(a.id.id) for a in op.acl)
+        elif kind == "create":
+            if (acl := acls.get(id(op.acl))) is None:
+                acl = acls[id(op.acl)] = 4 + sum(12 + len(a.id.scheme) + len(a.id.id) for a in op.acl)
+            total += 4 + len(op.data) + acl
     return total
 
 
@@ -290,7 +295,9 @@ def ancestors(path: str) -> list[str]:
 def missing_parents(groups: Sequence[Group]) -> list[str]:
     """Ancestors of every created node that the transactions do not create themselves."""
     created = {op.path for g in groups for op in g.ops if op.kind == "create" and not op.sequential}
-    needed = {a for g in groups for op in g.ops if op.kind == "create" for a in ancestors(op.path)}
+    # the ancestors of a node are its parent's and the parent itself: each distinct parent expanded once
+    parents = {op.path.rpartition("/")[0] for g in groups for op in g.ops if op.kind == "create"}
+    needed = {a for parent in parents if parent for a in (*ancestors(parent), parent)}
     return sorted(needed - created)
 
 

@@ -29,7 +29,7 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
-from reconciler.zk.audit import AuditInfo, Written, audit_record, counts, record_failure, write_audit
+from reconciler.zk.audit import AUDIT_NODE, AuditInfo, Written, audit_record, counts, record_failure, write_audit
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
@@ -129,7 +129,9 @@ def _apply(
     refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)
     root = "/" + options.reconciler_path.strip("/")
-    txn.ensure_paths(client, txn.ancestors(f"{root}/lock/-"), acls)
+    # the lock's parent and the audit trail's, checked in the same pipelined round (write_audit would
+    # otherwise create the latter on the first apply, after a failed create)
+    txn.ensure_paths(client, [*txn.ancestors(f"{root}/lock/-"), f"{root}/{AUDIT_NODE}"], acls)
     with cluster_lock(client, f"{root}/lock", claim(audit.user, plan.plan_id, audit.time),
                       options.lock_timeout_s, plan.cluster, notify) as lock:
         lock_node = lock.node
@@ -179,6 +181,8 @@ class _Builder:
         # only: `_changed` copies it), each distinct new config encoded once
         self._decoded: dict[tuple[bytes, bool], dict[str, str]] = {}
         self._encoded: dict[tuple[tuple[str, str], ...], bytes] = {}
+        self._assignments: dict[tuple[tuple[int, tuple[int, ...]], ...], bytes] = {}
+        self._notification_acl = acls(NOTIFICATION_PREFIX)
 
     def paths(self) -> list[str]:
         out = [entity_path(e.ref) for e in self.plan.entities]
@@ -191,13 +195,13 @@ class _Builder:
         groups: list[Group] = []
         for t in self.plan.topics_to_create:  # config first, then the assignment; no notification (Kafka)
             cfg, asg = entity_path(EntityRef("topics", t.name)), topic_path(t.name)
-            config = encode_entity_config(t.config)
+            config = self._encode_config(t.config)
             leftover = current[cfg]
             # Kafka's createTopicWithAssignment sets-or-creates the config znode, so a config left over from
             # a deleted topic is overwritten (guarded by the version just read) rather than blocking forever.
             first = (Op("create", cfg, config, acl=self.acls(cfg)) if leftover is None
                      else Op("set", cfg, config, version=leftover[1].version))
-            ops = [first, Op("create", asg, encode_topic_assignment(t.assignment), acl=self.acls(asg))]
+            ops = [first, Op("create", asg, self._encode_assignment(t.assignment), acl=self.acls(asg))]
             groups.append(Group(f"topics/{t.name}", ops, topics=1))
         groups += [self._partitions(p, current[topic_path(p.name)]) for p in self.plan.partition_increases]
         families: dict[tuple[str, str, str], list[EntityPlan]] = {}
@@ -240,6 +244,11 @@ class _Builder:
                      partitions=p.target - p.current)
 
     def _family(self, members: list[EntityPlan], current: Mapping[str, Any]) -> Group:
+        if len(members) == 1 and members[0].ref.client is None:  # most families: one entity, no client
+            (alone,) = members
+            group = Group(alone.ref.display)
+            self._entity(group, alone, current, set() if alone.delete_entity else None)
+            return group
         parent = next((e for e in members if e.ref.client is None), None)
         children = [e for e in members if e is not parent]
         group = Group(members[0].ref.display)
@@ -279,7 +288,7 @@ class _Builder:
         else:
             group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
         notification = encode_notification(e.ref)
-        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self.acls(NOTIFICATION_PREFIX),
+        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self._notification_acl,
                             sequential=True))
         group.entities += 1
         group.notifications += 1
@@ -290,10 +299,16 @@ class _Builder:
             live = self._decoded[key] = decode_entity_config(item[0], where(self.client, path), key[1])
         return live
 
-    def _encode_config(self, config: dict[str, str]) -> bytes:
+    def _encode_config(self, config: Mapping[str, str]) -> bytes:
         key = tuple(sorted(config.items()))
         if (data := self._encoded.get(key)) is None:
             data = self._encoded[key] = encode_entity_config(config)
+        return data
+
+    def _encode_assignment(self, assignment: Mapping[int, tuple[int, ...]]) -> bytes:
+        key = tuple((p, tuple(r)) for p, r in sorted(assignment.items()))
+        if (data := self._assignments.get(key)) is None:
+            data = self._assignments[key] = encode_topic_assignment(assignment)
         return data
 
     def _only_deleted_clients(self, path: str, deleted: set[str] | None) -> bool:
