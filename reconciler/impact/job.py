@@ -267,8 +267,8 @@ def _override_hosts(spark: SparkSession, reps: DataFrame, bs: BrokerSide, decl: 
     hits = []
     for c, t, k, ob, oa in decl.changed:
         changed, uniform, vb, va, default = _key_facts(bs, c, k)
-        before, after = (ob if ob is not None else vb if vb is not None else default,
-                         oa if oa is not None else va if va is not None else default)
+        before = next((v for v in (ob, vb, default) if v is not None), None)  # coalesce, as in Spark
+        after = next((v for v in (oa, va, default) if v is not None), None)
         if uniform and not changed and not same(before, after, k in lists):
             hits.append((c, t, k))
     table = local_df(spark, hits, "cluster STRING, topic STRING, key STRING")

@@ -180,4 +180,3 @@ def rules_of_mask(mask: Column) -> Column:
 
     hits = [F.when(mask.bitwiseAND(F.lit(1 << i)) != 0, F.lit(rid)) for i, rid in enumerate(RULES)]
     return F.filter(F.array(*hits), lambda x: x.isNotNull())
-

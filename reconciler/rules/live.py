@@ -176,18 +176,16 @@ def _min_insync(desired: DesiredState, live: LiveState, catalog: Catalog) -> Ite
         rf = rf if rf is not None else (existing.replication_factor if existing is not None else None)
         if not rf:
             continue
-        own = topic.config.get("min.insync.replicas") if topic is not None else None  # `_desired_str` inline
-        override = own if own is not None and isinstance(own.value, str) else None  # (once per topic: 10,000s)
+        override = _desired_str(topic.config, "min.insync.replicas") if topic is not None else None
         if override is None and topic is None:
             live_cfg = live.entities.get(EntityRef("topics", name))
             if live_cfg is not None and "min.insync.replicas" in live_cfg.config:
                 continue  # an unmanaged topic's own override: not ours to judge
         if override is not None:
-            value = str(override.value)
-            if value.strip().isdigit() and int(value) > rf:
+            if override.value.strip().isdigit() and int(override.value) > rf:
                 yield Diagnostic(
                     "warning",
-                    f"topic {name}: min.insync.replicas={value} is above its replication factor "
+                    f"topic {name}: min.insync.replicas={override.value} is above its replication factor "
                     f"{rf}; producers with acks=all will fail with NotEnoughReplicas. Set it to at most "
                     f"{rf} (usually {max(1, rf - 1)})",
                     override.source,
