@@ -330,9 +330,13 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
 
 def compute_plan_id(plan: Plan) -> str:
     """Hash of the canonical content (creation time and the id itself excluded): same plan, same id."""
-    body = plan_to_dict(plan, include_id=False)
-    body.pop("createdAt", None)
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _content_id(plan_to_dict(plan, include_id=False))
+
+
+def _content_id(body: Mapping[str, Any]) -> str:
+    """The id of a plan's JSON object: sorted, compact JSON without `planId` and `createdAt`, hashed."""
+    content = {k: v for k, v in body.items() if k not in ("planId", "createdAt")}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
@@ -353,11 +357,17 @@ def plans_from_json(text: str) -> list[Plan]:
     items = raw.get("plans", [raw]) if isinstance(raw, dict) else None
     if not isinstance(items, list):
         raise ValueError("not a plan file: expected an object with a 'plans' list")
-    plans = [plan_from_dict(item) for item in items]
-    for plan in plans:
-        if plan.plan_id != compute_plan_id(plan):
+    plans: list[Plan] = []
+    for item in items:
+        plan = plan_from_dict(item)
+        # The file's own JSON is what `plan --out` hashed, so it is checked first (a third of the cost of
+        # rebuilding the canonical form); the canonical form still accepts a file whose JSON is laid out
+        # differently (an optional field written out, numbers as 3.0) but means the same plan. The id is an
+        # integrity check against edits, not a signature: either way the content decides what is applied.
+        if plan.plan_id != _content_id(item) and plan.plan_id != compute_plan_id(plan):
             raise ValueError(
                 f"plan for cluster {plan.cluster} does not match its id {plan.plan_id!r}: the file was edited "
                 "after planning; run `reconciler plan` again"
             )
+        plans.append(plan)
     return plans

@@ -284,3 +284,21 @@ def test_plan_file_keeps_references_and_passes_the_id_check() -> None:
     with pytest.raises(ValueError, match="does not match its id"):
         plans_from_json(render_json(plans))
     assert plans_from_json(render_json(plans[1:])) == plans[1:]  # nothing sealed: view == file
+
+
+def test_plan_file_id_is_checked_on_the_files_own_json_and_on_the_canonical_form() -> None:
+    plans = sample_plans()
+    doc = json.loads(render_plan_file(plans))
+    # laid out differently (compact, keys in another order): the same JSON content, accepted as written
+    relaid = {"plans": [dict(reversed(list(p.items()))) for p in doc["plans"]], "formatVersion": doc["formatVersion"]}
+    assert plans_from_json(json.dumps(relaid, separators=(",", ":"))) == plans
+    # a number written as 3.0 hashes differently as JSON but is the same plan: the canonical form accepts it
+    created = next(p for p in doc["plans"] if p["topicsToCreate"])
+    created["topicsToCreate"][0]["partitions"] = float(created["topicsToCreate"][0]["partitions"])
+    assert plans_from_json(json.dumps(doc)) == plans
+    # a value edited after planning matches neither the file's id nor its canonical form: refused
+    changed = next(p for p in doc["plans"] if p["entities"])
+    first = next(c for e in changed["entities"] for c in e["changes"] if c.get("after") is not None)
+    first["after"] = str(first["after"]) + "0"
+    with pytest.raises(ValueError, match="does not match its id"):
+        plans_from_json(json.dumps(doc))
