@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 DEFAULT_ENTITY = "<default>"
@@ -269,6 +269,25 @@ class DesiredState:
     # static server.properties (validation and impact only, never written): "default" or broker id -> key -> value
     static: Mapping[str, Mapping[str, DesiredValue]] = field(default_factory=frozen_map)
     revision: str | None = None
+
+
+class ClusterSettings(Protocol):
+    """What applying a plan needs of a cluster's manifests: the Cluster (connection, policy, password encoder)
+    and the brokers' static server.properties (their encoder parameters). A `DesiredState` is one."""
+
+    @property
+    def cluster(self) -> ClusterSpec: ...
+
+    @property
+    def static(self) -> Mapping[str, Mapping[str, DesiredValue]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApplySettings:
+    """Only a cluster's settings (`apply PLAN` builds no more): not a desired state, so it cannot be diffed."""
+
+    cluster: ClusterSpec
+    static: Mapping[str, Mapping[str, DesiredValue]]
 
 
 # --- live state ----------------------------------------------------------------------------------------

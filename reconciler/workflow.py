@@ -30,8 +30,17 @@ from reconciler.errors import (
     has_errors,
     printable,
 )
-from reconciler.manifests.validate import load_and_validate
-from reconciler.model import DEFAULT_ENTITY, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
+from reconciler.manifests.validate import load_and_validate, load_settings
+from reconciler.model import (
+    DEFAULT_ENTITY,
+    ApplySettings,
+    ClusterSettings,
+    ClusterSpec,
+    DesiredState,
+    EntityRef,
+    LiveState,
+    Secret,
+)
 from reconciler.plan import Change, Plan
 from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.render.common import plan_totals, summary
@@ -215,10 +224,18 @@ def load_desired(root: Path, clusters: Sequence[str]) -> tuple[dict[str, Desired
     return states, diags
 
 
+def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
+    """What `apply PLAN` needs of each cluster (`manifests.validate.load_settings`); raises ValidationError."""
+    settings, diags = load_settings(root, clusters)
+    if has_errors(diags):
+        raise ValidationError(diags)
+    return settings
+
+
 # --- apply ----------------------------------------------------------------------------------------------
 
 
-def guard(plan: Plan, desired: DesiredState, allow_destructive: bool, allow_secret_rotation: bool = False) -> None:
+def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_secret_rotation: bool = False) -> None:
     """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, and a rotation of the
     password encoder secret without --allow-secret-rotation."""
     rotated = rotated_passwords(plan)
@@ -251,7 +268,7 @@ def guard(plan: Plan, desired: DesiredState, allow_destructive: bool, allow_secr
         )
 
 
-def encoder_for_cluster(desired: DesiredState, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
+def encoder_for_cluster(desired: ClusterSettings, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
     encoders = cluster_encoders(desired.cluster, root)
 
     def encoder_for(ref: EntityRef) -> EncoderParams | None:
@@ -275,7 +292,7 @@ def encoder_for_cluster(desired: DesiredState, root: Path) -> Callable[[EntityRe
     return encoder_for
 
 
-def _secret_resolver(desired: DesiredState, root: Path) -> Callable[[Change, EntityRef], Secret]:
+def _secret_resolver(desired: ClusterSettings, root: Path) -> Callable[[Change, EntityRef], Secret]:
     encoders = cluster_encoders(desired.cluster, root)
 
     def resolve_change(change: Change, ref: EntityRef) -> Secret:
@@ -292,7 +309,7 @@ def _secret_resolver(desired: DesiredState, root: Path) -> Callable[[Change, Ent
 
 def apply_cluster_plan(
     plan: Plan,
-    desired: DesiredState,
+    desired: ClusterSettings,
     root: Path,
     *,
     allow_destructive: bool = False,

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, print_plans, read_plan_file
 from reconciler.errors import ExitCode, ReconcilerError
+
+if TYPE_CHECKING:
+    from reconciler.model import ClusterSettings
 
 
 @click.command()
@@ -73,11 +78,12 @@ def apply(
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.render.text import apply_summary
     from reconciler.secrets.check import plan_secret_problems
-    from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_desired
+    from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_apply_settings
 
+    states: Mapping[str, ClusterSettings]
     if len(target) == 1 and target[0].endswith(".json") and Path(target[0]).is_file():
         plans = read_plan_file(Path(target[0]))
-        states, _ = load_desired(obj.repo, [p.cluster for p in plans])
+        states = load_apply_settings(obj.repo, [p.cluster for p in plans])
     else:
         results = plan_all(obj, target, _clean_revision(obj.repo, allow_dirty))
         plans = [r.plan for r in results]

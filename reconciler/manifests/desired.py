@@ -26,6 +26,7 @@ from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
+    ApplySettings,
     ClusterSpec,
     DesiredEntity,
     DesiredState,
@@ -196,22 +197,47 @@ def _broker_entities(
     return static
 
 
+def _cluster_header(
+    repo: Repository, sources: ClusterSources, diags: list[Diagnostic]
+) -> tuple[ClusterSpec, FleetLayer] | None:
+    """The cluster's spec and its fleet layer (None without a usable Cluster document); owners checked."""
+    cluster_doc = _cluster_doc(sources, diags)
+    if cluster_doc is None:
+        return None
+    labels = {str(k): str(v) for k, v in (_meta(cluster_doc).get("labels") or {}).items()}
+    fleet, fleet_diags = fleet_layer(repo.fleet, labels)
+    diags.extend(fleet_diags)
+    _check_owners(sources, diags)
+    return _cluster_spec(cluster_doc, fleet), fleet
+
+
+def build_settings(
+    repo: Repository, sources: ClusterSources, catalog: Catalog | None = None
+) -> tuple[ApplySettings | None, list[Diagnostic]]:
+    """What `apply PLAN` needs of one cluster: its spec and the brokers' static server.properties, from
+    sources loaded with `APPLY_KINDS` only. Topics, listeners and quotas are not built: the plan says what to
+    write, and its id was checked."""
+    diags: list[Diagnostic] = []
+    header = _cluster_header(repo, sources, diags)
+    if header is None:
+        return None, diags
+    cluster, fleet = header
+    static = _broker_entities(repo, sources, fleet, catalog or load_catalog(), cluster.kafka_version, Declared(),
+                              diags)
+    return ApplySettings(cluster, frozen_map({k: frozen_map(v) for k, v in static.items()})), diags
+
+
 def build_desired(
     repo: Repository, sources: ClusterSources, catalog: Catalog | None = None
 ) -> tuple[DesiredState | None, list[Diagnostic]]:
     """Assemble one cluster's desired state. Returns None when there is no usable Cluster document."""
     catalog = catalog or load_catalog()
     diags: list[Diagnostic] = []
-    cluster_doc = _cluster_doc(sources, diags)
-    if cluster_doc is None:
+    header = _cluster_header(repo, sources, diags)
+    if header is None:
         return None, diags
-    labels = {str(k): str(v) for k, v in (_meta(cluster_doc).get("labels") or {}).items()}
-    fleet, fleet_diags = fleet_layer(repo.fleet, labels)
-    diags.extend(fleet_diags)
-    cluster = _cluster_spec(cluster_doc, fleet)
+    cluster, fleet = header
     version = cluster.kafka_version
-
-    _check_owners(sources, diags)
     declared = Declared()
     static = _broker_entities(repo, sources, fleet, catalog, version, declared, diags)
     listeners = build_listeners(sources.documents, cluster, catalog, declared, diags)
@@ -248,4 +274,4 @@ def build_all(
     return states, diags
 
 
-__all__ = ["SourceRef", "build_all", "build_desired"]
+__all__ = ["SourceRef", "build_all", "build_desired", "build_settings"]

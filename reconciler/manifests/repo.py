@@ -78,9 +78,11 @@ def _manifest_files(repo: Repository, directory: Path, diags: list[Diagnostic]) 
     return sorted(found)
 
 
-def _load(repo: Repository, path: Path, diags: list[Diagnostic]) -> list[Document]:
+def _load(repo: Repository, path: Path, diags: list[Diagnostic], kinds: frozenset[str] | None = None) -> list[Document]:
     docs, problems = load_file(path, repo.display(path))
     diags.extend(problems)
+    if kinds is not None:  # only these kinds are wanted: the others are neither checked nor kept
+        docs = [d for d in docs if isinstance(d.data, dict) and d.data.get("kind") in kinds]
     sound: list[Document] = []
     for doc in docs:
         schema_problems = validate_document(doc)
@@ -92,8 +94,11 @@ def _load(repo: Repository, path: Path, diags: list[Diagnostic]) -> list[Documen
     return sound
 
 
-def discover(root: Path, only: Sequence[str] = ()) -> tuple[Repository, list[Diagnostic]]:
-    """Load `root/clusters`. With `only`, load just those clusters (and the fleet file)."""
+def discover(
+    root: Path, only: Sequence[str] = (), kinds: frozenset[str] | None = None
+) -> tuple[Repository, list[Diagnostic]]:
+    """Load `root/clusters`. With `only`, load just those clusters (and the fleet file); with `kinds`, keep
+    (and check against their schemas) only documents of those kinds. Every file is still parsed."""
     repo = Repository(root=root.resolve())
     diags: list[Diagnostic] = []
     clusters_dir = repo.root / "clusters"
@@ -107,7 +112,7 @@ def discover(root: Path, only: Sequence[str] = ()) -> tuple[Repository, list[Dia
     if fleet.is_symlink() and (problem := _link_problem(repo, fleet)) is not None:
         diags.append(problem)
     elif fleet.is_file():
-        repo.fleet = _load(repo, fleet, diags)
+        repo.fleet = _load(repo, fleet, diags, kinds)
         for doc in repo.fleet:
             if doc.data.get("kind") != "FleetDefaults":
                 diags.append(_misplaced(doc, "fleet.yaml may only hold FleetDefaults documents"))
@@ -131,7 +136,7 @@ def discover(root: Path, only: Sequence[str] = ()) -> tuple[Repository, list[Dia
             continue
         sources = ClusterSources(cluster_dir.name, cluster_dir)
         for path in _manifest_files(repo, cluster_dir, diags):
-            sources.documents.extend(_load(repo, path, diags))
+            sources.documents.extend(_load(repo, path, diags, kinds))
         repo.clusters[cluster_dir.name] = sources
         if not (cluster_dir / CLUSTER_FILE).is_file():
             diags.append(

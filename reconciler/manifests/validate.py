@@ -8,10 +8,11 @@ from pathlib import Path
 
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
-from reconciler.manifests.desired import build_desired
+from reconciler.manifests.desired import build_desired, build_settings
 from reconciler.manifests.repo import CLUSTER_FILE, Repository, discover
-from reconciler.model import DesiredState
+from reconciler.model import ApplySettings, DesiredState
 from reconciler.rules import validate
+from reconciler.rules.cluster import check_cluster
 
 # Clusters are checked in shares of this many: memory stays bounded (a share's documents and states are
 # dropped once checked, which also keeps the garbage collector's full passes short), and shares can go to
@@ -32,6 +33,28 @@ def load_and_validate(
             diags.extend(validate(state, catalog))
             states[name] = state
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
+
+
+# The documents `apply PLAN` reads: the connection, policy and password encoder (Cluster, with the fleet's
+# defaults) and the brokers' static server.properties, which may set encoder parameters (BrokerConfig).
+APPLY_KINDS = frozenset({"Cluster", "FleetDefaults", "BrokerConfig"})
+
+
+def load_settings(
+    root: Path, clusters: Sequence[str] = ()
+) -> tuple[dict[str, ApplySettings], list[Diagnostic]]:
+    """Each cluster's `ApplySettings`, with every problem of the documents they come from. Applying a plan
+    file needs no more: its changes were validated when it was planned, and its id is checked on reading."""
+    repo, diags = discover(root, clusters, kinds=APPLY_KINDS)
+    catalog = load_catalog()
+    out: dict[str, ApplySettings] = {}
+    for name, sources in repo.clusters.items():
+        settings, problems = build_settings(repo, sources, catalog)
+        diags.extend(problems)
+        if settings is not None:
+            diags.extend(check_cluster(settings))
+            out[name] = settings
+    return out, sorted(set(diags), key=Diagnostic.sort_key)
 
 
 def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) -> tuple[int, list[Diagnostic]]:

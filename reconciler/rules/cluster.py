@@ -15,7 +15,7 @@ consumers' path) and ZooKeeper's own reserved `/zookeeper`.
 from __future__ import annotations
 
 from reconciler.errors import Diagnostic
-from reconciler.model import DesiredState
+from reconciler.model import ClusterSettings
 
 KAFKA_ROOT_PATHS = (
     "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
@@ -42,7 +42,7 @@ def kafka_namespace_problem(path: str) -> str | None:
     return None
 
 
-def check_cluster(state: DesiredState) -> list[Diagnostic]:
+def check_cluster(state: ClusterSettings) -> list[Diagnostic]:
     cluster = state.cluster
     diags: list[Diagnostic] = []
     problem = kafka_namespace_problem(cluster.zookeeper.reconciler_path)
@@ -52,7 +52,7 @@ def check_cluster(state: DesiredState) -> list[Diagnostic]:
     return diags
 
 
-def _static_encoder_values(state: DesiredState) -> list[Diagnostic]:
+def _static_encoder_values(state: ClusterSettings) -> list[Diagnostic]:
     """`password.encoder.iterations` and `.key.length` of a broker's server.properties are used to encode its
     passwords: they must be integers Kafka accepts (`atLeast(1024)`, `atLeast(8)`) and within what an
     AES key and a bounded derivation allow."""

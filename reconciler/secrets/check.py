@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reconciler.errors import Diagnostic, SecretError, Severity
-from reconciler.model import DesiredState, EntityRef, SecretRef, SourceRef
+from reconciler.model import ClusterSettings, DesiredState, EntityRef, SecretRef, SourceRef
 from reconciler.plan import Plan
 from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.refs import resolve
@@ -63,7 +63,7 @@ def missing_secrets(desired: DesiredState, root: Path) -> list[Diagnostic]:
     return out
 
 
-def plan_secret_problems(plan: Plan, desired: DesiredState, root: Path, severity: Severity = "error") -> list[
+def plan_secret_problems(plan: Plan, desired: ClusterSettings, root: Path, severity: Severity = "error") -> list[
     Diagnostic
 ]:
     """What `apply` of `plan` would fail on: every secret a change must resolve or encode."""
