@@ -7,10 +7,12 @@ Spark prints can ever mix with the artefact on our stdout.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shlex
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,6 +84,20 @@ def settings(master: str) -> dict[str, str]:
     } | extra_settings()
 
 
+# What the JVM itself prints on start-up that is not ours to show: Spark 4 loads the Vector API incubator module
+# (its launcher's --add-modules), and the JVM warns about that on stderr; no JVM flag silences it.
+JVM_NOISE = (b"WARNING: Using incubator modules:",)
+
+
+def _pass_jvm_stderr(fd: int) -> None:
+    """Copy the JVM's stderr to ours, line by line, without its start-up noise (a daemon thread)."""
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        for line in iter(pipe.readline, b""):
+            if not line.startswith(JVM_NOISE):
+                with contextlib.suppress(OSError):  # our stderr gone: keep draining, or the JVM would block
+                    os.write(2, line)
+
+
 def _classic(master: str) -> SparkSession:
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
@@ -95,8 +111,18 @@ def _classic(master: str) -> SparkSession:
         # Spark's default log4j profile prints its banner and start-up warnings before setLogLevel can act
         conf.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
     if SparkContext._gateway is None:
-        # JVM stdout -> our stderr (fd 2): stdout carries only the report
-        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"stdout": 2})  # type: ignore[no-untyped-call]
+        # JVM stdout -> our stderr (fd 2): stdout carries only the report; its stderr filtered unless -v
+        popen: dict[str, int] = {"stdout": 2}
+        read_end = write_end = -1
+        if not verbose:
+            read_end, write_end = os.pipe()
+            popen["stderr"] = write_end
+            threading.Thread(target=_pass_jvm_stderr, args=(read_end,), name="jvm-stderr", daemon=True).start()
+        try:
+            SparkContext._gateway = launch_gateway(conf, popen_kwargs=popen)  # type: ignore[no-untyped-call]
+        finally:
+            if write_end >= 0:
+                os.close(write_end)  # the JVM holds its own copy: the pipe ends when the JVM does
         SparkContext._jvm = SparkContext._gateway.jvm
     sc = SparkContext.getOrCreate(conf)
     sc.setLogLevel("WARN" if verbose else "ERROR")

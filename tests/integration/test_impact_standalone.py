@@ -112,6 +112,7 @@ def test_same_json_on_a_standalone_cluster(spark: Any, standalone: Cluster, tmp_
     assert [p.split("impact: ", 1)[1].split(" ")[0] for p in phases] == [
         "clusters", "start", "before", "effective"], proc.stderr[-4000:]
     assert "log4j" not in proc.stderr and " WARN " not in proc.stderr, proc.stderr[-4000:]
+    assert [line for line in proc.stderr.splitlines() if "impact: " not in line] == [], proc.stderr[-4000:]
 
 
 def test_start_is_idempotent_and_replaces_a_lost_worker(standalone: Cluster) -> None:
