@@ -60,18 +60,20 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes
     from reconciler.impact.outputs import write_outputs
-    from reconciler.impact.session import shown_master, spark_session
+    from reconciler.impact.session import EarlyStart, shown_master, spark_session
     from reconciler.impact.sparkprogress import spark_progress
 
     started = time.monotonic()
     progress = opts.progress
-    with progress.phase("impact: clusters to assess") as phase:
-        states = select_states(opts)
-        after = after_rows(states)
-        phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
     with ExitStack() as stack:  # Spark and the temporary inventory live until the reports are written
+        early = EarlyStart(opts.master)  # the JVM starts while the manifests are read and validated
+        stack.callback(early.close)  # stops it if the manifests are refused (a no-op once the session is taken)
+        with progress.phase("impact: clusters to assess") as phase:
+            states = select_states(opts)
+            after = after_rows(states)
+            phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
         with progress.phase(f"impact: start Spark ({shown_master(opts.master)})") as phase:
-            spark = stack.enter_context(spark_session(opts.master))
+            spark = stack.enter_context(spark_session(opts.master, early))
             phase.done(f"Spark {spark.version}")
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="impact-live-")))
         with progress.phase("impact: before (inventory or live state)") as phase:

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import shlex
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,9 +130,49 @@ def _classic(master: str) -> SparkSession:
     return SparkSession(sc)
 
 
+class EarlyStart:
+    """A classic session's JVM and SparkContext, started on a thread while the caller does other work (loading and
+    validating the manifests): the JVM's start-up (~3 s, mostly in the JVM and waiting) then overlaps it. Nothing
+    starts for Spark Connect (cheap to connect) or when a SparkContext is already active (tests, notebooks).
+    `spark_session(early=...)` takes the session; `close` stops one that was started but never taken."""
+
+    def __init__(self, master: str) -> None:
+        self._session: SparkSession | None = None
+        self._error: BaseException | None = None
+        self._taken = False
+        self._thread: threading.Thread | None = None
+        context = sys.modules.get("pyspark") and sys.modules["pyspark"].SparkContext._active_spark_context
+        if not master.startswith("sc://") and not context:
+            self._thread = threading.Thread(target=self._start, args=(master,), name="spark-start", daemon=True)
+            self._thread.start()
+
+    def _start(self, master: str) -> None:
+        try:
+            self._session = _classic(master)
+        except BaseException as exc:  # raised again by `take`, in the caller's thread
+            self._error = exc
+
+    def take(self) -> SparkSession | None:
+        """The session started early (None if none was); raises what starting it raised."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._taken = True
+        if self._error is not None:
+            raise self._error
+        return self._session
+
+    def close(self) -> None:
+        if self._thread is not None and not self._taken:
+            self._thread.join()
+            if self._session is not None:
+                self._session.stop()
+
+
 @contextmanager
-def spark_session(master: str = "local[*]") -> Iterator[SparkSession]:
-    """A session for one command; an already active session (tests, notebooks) is reused and kept."""
+def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> Iterator[SparkSession]:
+    """A session for one command; an already active session (tests, notebooks) is reused and kept; with `early`,
+    the session it started."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
@@ -139,12 +180,24 @@ def spark_session(master: str = "local[*]") -> Iterator[SparkSession]:
             "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
         ) from exc
 
-    active = SparkSession.getActiveSession()
+    started = None
+    try:
+        started = early.take() if early is not None else None
+    except ImportError:
+        raise ReconcilerError(
+            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
+        ) from None
+    except Exception as exc:
+        raise ReconcilerError(f"cannot start Spark with master {shown_master(master)}: "
+                              f"{_redacted(str(exc), master)}") from None
+    active = SparkSession.getActiveSession() if started is None else None
     if active is not None:
         yield active
         return
     try:
-        if master.startswith("sc://"):
+        if started is not None:
+            session = started
+        elif master.startswith("sc://"):
             session = SparkSession.builder.remote(master).getOrCreate()
             for key, value in settings(master).items():
                 if key.startswith("spark.sql."):

@@ -49,3 +49,44 @@ def test_stderr_holds_only_the_phases_without_verbose(spark: Any, tmp_path: Path
     assert verbose.returncode == 0, verbose.stderr[-4000:]
     assert verbose.stdout == quiet.stdout
     assert [line for line in verbose.stderr.splitlines() if "impact: " not in line], verbose.stderr
+
+
+
+EARLY_CLOSE = """
+from pyspark import SparkContext
+from reconciler.impact.session import EarlyStart
+early = EarlyStart("local[1]")
+early.close()
+print(SparkContext._gateway is not None, SparkContext._active_spark_context is None)
+"""
+
+
+def test_a_session_started_early_and_never_taken_is_stopped() -> None:
+    env = {**os.environ, "RECONCILER_SPARK_DRIVER_MEMORY": "512m"}
+    env.pop("SPARK_HOME", None)
+    proc = subprocess.run([sys.executable, "-c", EARLY_CLOSE], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.split() == ["True", "True"]  # the JVM was launched, and its SparkContext is stopped
+
+
+def test_refused_manifests_are_reported_as_such_although_the_jvm_started_early(tmp_path: Path) -> None:
+    """The JVM starts while the manifests are validated (`session.EarlyStart`); when they are refused, the error
+    is the validation's, not Spark's, and nothing reaches stdout."""
+    cluster = tmp_path / "repo" / "clusters" / "c1"
+    cluster.mkdir(parents=True)
+    (cluster / "cluster.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: Cluster\nmeta: {name: c1}\nspec:\n  kafkaVersion: \"3.6\"\n"
+        "  zookeeper: {connect: \"127.0.0.1:2181\"}\n  brokers: [one]\n", encoding="utf-8")
+    (tmp_path / "inventory").mkdir()
+    env = {**os.environ}
+    env.pop("SPARK_HOME", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reconciler", "--repo", str(tmp_path / "repo"), "impact", "--inventory",
+         str(tmp_path / "inventory"), "--master", "local[1]"],
+        capture_output=True, text=True, timeout=300, env=env, cwd=REPO, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr[-4000:]
+    assert "clusters/c1/cluster.yaml" in proc.stderr and "brokers" in proc.stderr, proc.stderr[-4000:]
+    assert "Spark" not in proc.stderr, proc.stderr[-4000:]
+    assert proc.stdout == ""
