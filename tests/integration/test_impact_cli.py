@@ -58,6 +58,8 @@ from reconciler.impact.session import EarlyStart
 early = EarlyStart("local[1]")
 early.close()
 print(SparkContext._gateway is not None, SparkContext._active_spark_context is None)
+beans = SparkContext._gateway.jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+print(sorted(b.getName() for b in beans))
 """
 
 
@@ -67,7 +69,9 @@ def test_a_session_started_early_and_never_taken_is_stopped() -> None:
     proc = subprocess.run([sys.executable, "-c", EARLY_CLOSE], capture_output=True, text=True, timeout=300,
                           env=env, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert proc.stdout.split() == ["True", "True"]  # the JVM was launched, and its SparkContext is stopped
+    launched, collectors = proc.stdout.splitlines()
+    assert launched.split() == ["True", "True"]  # the JVM was launched, and its SparkContext is stopped
+    assert "PS Scavenge" in collectors, collectors  # the driver runs the parallel collector (driver_java_options)
 
 
 def test_refused_manifests_are_reported_as_such_although_the_jvm_started_early(tmp_path: Path) -> None:

@@ -28,3 +28,12 @@ def test_broadcasts_allow_for_parquet_encoding() -> None:
     conf = session.settings("local[*]")
     estimate = 43 * 1024 * 1024 * float(conf["spark.sql.sources.fileCompressionFactor"])
     assert estimate > int(conf["spark.sql.autoBroadcastJoinThreshold"])
+
+
+def test_driver_options_are_one_token_each_and_quiet_only_without_verbose() -> None:
+    quiet, verbose = session.driver_java_options(False), session.driver_java_options(True)
+    assert "-XX:+UseParallelGC" in quiet and "-XX:+UseParallelGC" in verbose  # a batch job: the throughput collector
+    logs = [o for o in quiet if o.startswith("-Dlog4j2.configurationFile=")]
+    assert len(logs) == 1 and not any(o.startswith("-Dlog4j2") for o in verbose)
+    # spark-submit splits the option string on whitespace: the profile's location must not contain any
+    assert all(" " not in o for o in quiet) and logs[0].startswith("-Dlog4j2.configurationFile=file:///")
