@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from reconciler.catalog import load_catalog
+from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
-from reconciler.manifests.repo import CLUSTER_FILE, Repository, discover
+from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
 from reconciler.model import ApplySettings, DesiredState
 from reconciler.rules import validate
 from reconciler.rules.cluster import check_cluster
@@ -18,21 +19,32 @@ from reconciler.rules.cluster import check_cluster
 # dropped once checked, which also keeps the garbage collector's full passes short), and shares can go to
 # worker processes. Each share re-reads fleet.yaml, which is small.
 SHARE = 25
+T = TypeVar("T")
 
 
 def load_and_validate(
     root: Path, clusters: Sequence[str] = ()
 ) -> tuple[Repository, dict[str, DesiredState], list[Diagnostic]]:
     repo, diags = discover(root, clusters)
-    catalog = load_catalog()
-    states: dict[str, DesiredState] = {}
-    for name, sources in repo.clusters.items():
-        state, problems = build_desired(repo, sources, catalog)
-        diags.extend(problems)
-        if state is not None:
-            diags.extend(validate(state, catalog))
-            states[name] = state
+    states = _each_cluster(repo, diags, build_desired, validate)
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
+
+
+def _each_cluster(
+    repo: Repository, diags: list[Diagnostic],
+    build: Callable[[Repository, ClusterSources, Catalog], tuple[T | None, list[Diagnostic]]],
+    check: Callable[[T, Catalog], list[Diagnostic]],
+) -> dict[str, T]:
+    """`build` each cluster of `repo` and `check` what it built; every problem goes to `diags`."""
+    catalog = load_catalog()
+    out: dict[str, T] = {}
+    for name, sources in repo.clusters.items():
+        built, problems = build(repo, sources, catalog)
+        diags.extend(problems)
+        if built is not None:
+            diags.extend(check(built, catalog))
+            out[name] = built
+    return out
 
 
 # The documents `apply PLAN` reads: the connection, policy and password encoder (Cluster, with the fleet's
@@ -46,15 +58,8 @@ def load_settings(
     """Each cluster's `ApplySettings`, with every problem of the documents they come from. Applying a plan
     file needs no more: its changes were validated when it was planned, and its id is checked on reading."""
     repo, diags = discover(root, clusters, kinds=APPLY_KINDS)
-    catalog = load_catalog()
-    out: dict[str, ApplySettings] = {}
-    for name, sources in repo.clusters.items():
-        settings, problems = build_settings(repo, sources, catalog)
-        diags.extend(problems)
-        if settings is not None:
-            diags.extend(check_cluster(settings))
-            out[name] = settings
-    return out, sorted(set(diags), key=Diagnostic.sort_key)
+    settings = _each_cluster(repo, diags, build_settings, lambda built, _catalog: check_cluster(built))
+    return settings, sorted(set(diags), key=Diagnostic.sort_key)
 
 
 def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) -> tuple[int, list[Diagnostic]]:
