@@ -12,12 +12,13 @@ import logging
 import os
 import re
 import shlex
+import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
 
@@ -137,6 +138,20 @@ def _classic(master: str) -> SparkSession:
     return SparkSession(sc)
 
 
+def _cancel_jobs_on_interrupt(session: SparkSession) -> None:
+    """Ctrl-C cancels the running Spark jobs, then interrupts: what pyspark's SparkContext sets up itself when it
+    is created on the main thread (`pyspark.core.context`), which an early start is not."""
+    context = session.sparkContext
+
+    def cancel(signum: int, frame: Any) -> None:
+        try:
+            context.cancelAllJobs()
+        finally:
+            raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGINT, cancel)
+
+
 class EarlyStart:
     """A classic session's JVM and SparkContext, started on a thread while the caller does other work (loading and
     validating the manifests): the JVM's start-up (~3 s, mostly in the JVM and waiting) then overlaps it. Nothing
@@ -167,6 +182,8 @@ class EarlyStart:
         self._taken = True
         if self._error is not None:
             raise self._error
+        if self._session is not None and threading.current_thread() is threading.main_thread():
+            _cancel_jobs_on_interrupt(self._session)
         return self._session
 
     def close(self) -> None:
@@ -180,13 +197,8 @@ class EarlyStart:
 def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> Iterator[SparkSession]:
     """A session for one command; an already active session (tests, notebooks) is reused and kept; with `early`,
     the session it started."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
-        raise ReconcilerError(
-            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
-        ) from exc
-
+    # the early start first: its thread imports pyspark, and two threads importing pyspark at once can see it
+    # partially initialised (pyspark's own modules import each other)
     started = None
     try:
         started = early.take() if early is not None else None
@@ -197,6 +209,13 @@ def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> 
     except Exception as exc:
         raise ReconcilerError(f"cannot start Spark with master {shown_master(master)}: "
                               f"{_redacted(str(exc), master)}") from None
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
+        raise ReconcilerError(
+            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
+        ) from exc
+
     active = SparkSession.getActiveSession() if started is None else None
     if active is not None:
         yield active

@@ -74,6 +74,27 @@ def test_a_session_started_early_and_never_taken_is_stopped() -> None:
     assert "PS Scavenge" in collectors, collectors  # the driver runs the parallel collector (driver_java_options)
 
 
+EARLY_TAKEN = """
+import signal
+from reconciler.impact.session import EarlyStart, spark_session
+with spark_session("local[1]", EarlyStart("local[1]")) as spark:
+    print(signal.getsignal(signal.SIGINT).__qualname__)
+"""
+
+
+def test_ctrl_c_cancels_the_jobs_of_a_session_started_early() -> None:
+    """pyspark makes Ctrl-C cancel the running jobs only for a context created on the main thread; the early
+    start creates it on another, so taking the session sets the same up. The session is taken at once here, while
+    the start's thread is still importing pyspark: `spark_session` must not import it at the same time (two
+    threads importing pyspark see it partially initialised, an ImportError that read as "Spark not installed")."""
+    env = {**os.environ, "RECONCILER_SPARK_DRIVER_MEMORY": "512m"}
+    env.pop("SPARK_HOME", None)
+    proc = subprocess.run([sys.executable, "-c", EARLY_TAKEN], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == "_cancel_jobs_on_interrupt.<locals>.cancel"
+
+
 def test_refused_manifests_are_reported_as_such_although_the_jvm_started_early(tmp_path: Path) -> None:
     """The JVM starts while the manifests are validated (`session.EarlyStart`); when they are refused, the error
     is the validation's, not Spark's, and nothing reaches stdout."""
