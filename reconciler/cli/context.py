@@ -228,7 +228,7 @@ def lock_timeout_option(command: click.decorators.FC) -> click.decorators.FC:
 def _lock_timeout(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
-    from reconciler.workflow import lock_wait_seconds
+    from reconciler.apply import lock_wait_seconds
 
     try:
         return lock_wait_seconds(value)

@@ -176,7 +176,7 @@ def _plan_selected(
 
 def parse_duration(text: str) -> float:
     """`90`, `30s`, `5m`, `1h30m` -> seconds."""
-    from reconciler.workflow import duration_seconds
+    from reconciler.apply import duration_seconds
 
     try:
         seconds = duration_seconds(text)
@@ -215,8 +215,9 @@ def _source(obj: Context, url: str | None, branch: str | None, cache: Path | Non
 def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: threading.Event) -> PassResult:
     from dataclasses import replace
 
+    from reconciler.apply import default_user
     from reconciler.gitops.reconcile import PassResult, run_pass
-    from reconciler.workflow import default_user, now_utc
+    from reconciler.workflow import now_utc
 
     started = now_utc()
     try:
@@ -262,10 +263,10 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
               allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None,
               lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
+    from reconciler.apply import default_audit_log
     from reconciler.cli.console import print_blocks
     from reconciler.gitops.reconcile import Options
     from reconciler.gitops.reconcile_report import summary_blocks, summary_json
-    from reconciler.workflow import default_audit_log
 
     if once == (interval is not None):
         raise click.UsageError("give exactly one of --once and --interval DURATION")

@@ -76,9 +76,9 @@ def apply(
     allow_dirty: bool, allow_secret_rotation: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
+    from reconciler.apply import apply_cluster_plan, default_audit_log, guard, load_apply_settings
     from reconciler.render.text import apply_summary
     from reconciler.secrets.check import plan_secret_problems
-    from reconciler.workflow import apply_cluster_plan, default_audit_log, guard, load_apply_settings
 
     states: Mapping[str, ClusterSettings]
     if len(target) == 1 and target[0].endswith(".json") and Path(target[0]).is_file():

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from kazoo.client import KazooClient
 
+from reconciler.apply import apply_cluster_plan
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
 from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
@@ -30,7 +31,7 @@ from reconciler.gitops.history import History
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
-from reconciler.workflow import ClusterPlan, apply_cluster_plan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.workflow import ClusterPlan, cluster_client, now_utc, plan_against, read_scope
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.apply import apply_cluster_plan
 from reconciler.errors import RefusedError
 from reconciler.model import EntityRef, Secret
 from reconciler.render.json import render_plan_file
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
 from reconciler.secrets.encoder import EncoderParams, encode
-from reconciler.workflow import apply_cluster_plan, load_desired, plan_cluster
+from reconciler.workflow import load_desired, plan_cluster
 from reconciler.zk.layout import decode_entity_config, encode_entity_config
 from tests.leakcheck import ENCODER_SECRET, KEYSTORE_PASSWORD, OLD_ENCODER_SECRET, plant
 from tests.unit.test_passwords import independent_decode

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.apply import apply_tuning
 from reconciler.errors import ReconcilerError
-from reconciler.workflow import apply_tuning
 from tests.integration.reliability import (
     Proc,
     cli,

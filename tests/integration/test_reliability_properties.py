@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
+from reconciler.apply import apply_cluster_plan
 from reconciler.cli.console import ansi_text
 from reconciler.errors import has_errors
 from reconciler.model import Secret
@@ -29,7 +30,7 @@ from reconciler.render.json import render_json, render_plan_file
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import plan_lines, render_text
 from reconciler.secrets.encoder import EncoderParams, encode
-from reconciler.workflow import apply_cluster_plan, load_desired, plan_cluster
+from reconciler.workflow import load_desired, plan_cluster
 from reconciler.zk.layout import decode_entity_config
 from tests.conftest import ZkServer
 from tests.integration.reliability import assignment_bytes, config_bytes, write_repo

@@ -21,6 +21,11 @@ def test_the_plan_path_imports_none_of_the_heavy_libraries() -> None:
     assert _imported_after("import reconciler.cli.main, reconciler.cli.plan, reconciler.workflow") == set()
 
 
+def test_the_apply_path_imports_none_of_the_heavy_libraries() -> None:
+    # `reconciler apply PLAN` of a plan without passwords: the cipher is imported only to encode one
+    assert _imported_after("import reconciler.cli.main, reconciler.cli.plan, reconciler.apply") == set()
+
+
 def test_the_cipher_is_imported_when_a_password_is_encoded() -> None:
     code = ("from reconciler.model import Secret\nfrom reconciler.secrets.encoder import EncoderParams, encode\n"
             "encode(Secret('p'), EncoderParams(Secret('s'), iterations=1024))")

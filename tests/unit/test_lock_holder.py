@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pytest
 
+from reconciler.apply import duration_seconds, lock_wait_seconds
 from reconciler.cli.main import run
-from reconciler.workflow import duration_seconds, lock_wait_seconds
 from reconciler.zk.holder import Holder, ProcessId, claim, death, start_ticks
 from reconciler.zk.lock import default_lock_wait
 

@@ -1,0 +1,213 @@
+"""The apply use case: a plan is guarded (destructive changes, maxDeletes, password rotation), its secrets
+resolved and its passwords encoded as the brokers will decode them, then executed exactly, under the cluster's lock
+(`zk.write.apply_plan`). `apply PLAN` reads only the cluster's settings of the manifests (`load_apply_settings`).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import socket
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
+from reconciler.manifests.validate import load_settings
+from reconciler.model import DEFAULT_ENTITY, ApplySettings, ClusterSettings, EntityRef, Secret
+from reconciler.plan import Change, Plan
+from reconciler.secrets.compare import base_dir, cluster_encoders
+from reconciler.secrets.encoder import EncoderParams, decode
+from reconciler.secrets.refs import resolve
+from reconciler.secrets.rotation import rotated_passwords
+from reconciler.workflow import cluster_client, now_utc
+from reconciler.zk.lock import Notify, default_lock_wait
+from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
+
+
+def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
+    """What `apply PLAN` needs of each cluster (`manifests.validate.load_settings`); raises ValidationError."""
+    settings, diags = load_settings(root, clusters)
+    if has_errors(diags):
+        raise ValidationError(diags)
+    return settings
+
+
+def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_secret_rotation: bool = False) -> None:
+    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, and a rotation of the
+    password encoder secret without --allow-secret-rotation."""
+    rotated = rotated_passwords(plan)
+    if rotated and not allow_secret_rotation:
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan re-encodes {len(rotated)} password(s) stored with "
+            "passwordEncoder.oldSecret with the new secret. Brokers running without the new secret as "
+            "password.encoder.secret (and the old one as password.encoder.old.secret) would drop them: restart "
+            "them so first, then re-run with --allow-secret-rotation:\n  "
+            + "\n  ".join(printable(r) for r in rotated[:20])
+        )
+    policy = desired.cluster.policy
+    allowed = allow_destructive or policy.allow_destructive
+    if plan.max_risk == "destructive" and not allowed:
+        reasons = [
+            printable(f"{e.ref.display} {c.key}: {'; '.join(c.reasons) or 'destructive'}")
+            for e in plan.entities
+            for c in e.changes
+            if c.risk == "destructive"
+        ]
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan has destructive changes; re-run with --allow-destructive "
+            "to apply them:\n  " + "\n  ".join(reasons[:20])
+        )
+    removals = plan.counts.remove
+    if removals > policy.max_deletes and not allowed:
+        raise RefusedError(
+            f"cluster {plan.cluster}: the plan removes {removals} keys, more than policy.maxDeletes="
+            f"{policy.max_deletes}; re-run with --allow-destructive if that is intended"
+        )
+
+
+def encoder_for_cluster(desired: ClusterSettings, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
+    encoders = cluster_encoders(desired.cluster, root)
+
+    def encoder_for(ref: EntityRef) -> EncoderParams | None:
+        if encoders.current is None:
+            raise SecretError(f"cannot encode passwords for {ref.display}: {encoders.problem}")
+        static = desired.static.get(ref.name) if ref.name != DEFAULT_ENTITY else None
+        if static is None:
+            return encoders.current
+        # a broker's own server.properties may set its encoding parameters (never its secret here)
+        params = encoders.current
+        cipher = static.get("password.encoder.cipher.algorithm")
+        length = static.get("password.encoder.key.length")
+        iterations = static.get("password.encoder.iterations")
+        return replace(
+            params,
+            cipher_algorithm=str(cipher.value) if cipher else params.cipher_algorithm,
+            key_length=int(str(length.value)) if length else params.key_length,
+            iterations=int(str(iterations.value)) if iterations else params.iterations,
+        )
+
+    return encoder_for
+
+
+def _secret_resolver(desired: ClusterSettings, root: Path) -> Callable[[Change, EntityRef], Secret]:
+    encoders = cluster_encoders(desired.cluster, root)
+
+    def resolve_change(change: Change, ref: EntityRef) -> Secret:
+        if change.secret is None:
+            raise SecretError(f"{change.key} on {ref.display}: the plan carries no secret reference")
+        if change.secret.encoded is not None:
+            if encoders.current is None:
+                raise SecretError(f"{change.key} on {ref.display}: {encoders.problem}")
+            return decode(change.secret.encoded, encoders.current)
+        return resolve(change.secret, base_dir(root, change.source), root)
+
+    return resolve_change
+
+
+def apply_cluster_plan(
+    plan: Plan,
+    desired: ClusterSettings,
+    root: Path,
+    *,
+    allow_destructive: bool = False,
+    allow_secret_rotation: bool = False,
+    audit_log: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    user: str | None = None,
+    lock_timeout_s: float | None = None,
+    notify: Notify | None = None,
+    client: KazooClient | None = None,
+) -> ApplyResult:
+    """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
+    long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
+    than the cluster's session timeout, so that a crashed apply's lock expires within the wait). `client`: a
+    session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened."""
+    guard(plan, desired, allow_destructive, allow_secret_rotation)
+    zk = desired.cluster.zookeeper
+    tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
+    if lock_timeout_s is not None:
+        tuning["lock_timeout_s"] = lock_timeout_s
+    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path, **tuning)
+    audit = AuditInfo(
+        plan_id=plan.plan_id,
+        cluster=plan.cluster,
+        revision=plan.revision,
+        user=user or default_user(),
+        time=now_utc(),
+    )
+    with ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(cluster_client(desired.cluster, root))
+        return apply_plan(
+            client,
+            plan,
+            encoder_for=encoder_for_cluster(desired, root),
+            resolve_secret=_secret_resolver(desired, root),
+            audit=audit,
+            options=options,
+            audit_log=audit_log,
+            progress=progress,
+            notify=notify,
+        )
+
+
+def apply_tuning() -> dict[str, Any]:
+    """Operator overrides from the environment (docs/operations.md): RECONCILER_MAX_BATCH_BYTES bounds each
+    multi-transaction (default 512 KiB, at least 1024), RECONCILER_LOCK_TIMEOUT is how long apply waits for
+    another apply's lock before exiting 3 (a duration: 90, 30s, 2m; default: see apply_cluster_plan)."""
+    out: dict[str, Any] = {}
+    raw = os.environ.get("RECONCILER_MAX_BATCH_BYTES", "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ReconcilerError(f"RECONCILER_MAX_BATCH_BYTES={raw!r} is not a number") from None
+        if value < 1024:
+            raise ReconcilerError(f"RECONCILER_MAX_BATCH_BYTES={raw!r}: a batch must be allowed at least 1024 bytes")
+        out["max_batch_bytes"] = value
+    raw = os.environ.get("RECONCILER_LOCK_TIMEOUT", "").strip()
+    if raw:
+        try:
+            out["lock_timeout_s"] = lock_wait_seconds(raw)
+        except ValueError as exc:
+            raise ReconcilerError(f"RECONCILER_LOCK_TIMEOUT={raw!r}: {exc}") from None
+    return out
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration_seconds(text: str) -> float:
+    """`90`, `30s`, `1.5m`, `1h30m` -> seconds (a bare number is seconds). ValueError says what is expected."""
+    text = text.strip()
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError("not a duration (e.g. 30s, 5m, 1h30m)")
+    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
+
+
+def lock_wait_seconds(text: str) -> float:
+    """A lock wait (Terraform's -lock-timeout): a duration from 0 (do not wait) to less than a day."""
+    seconds = duration_seconds(text)
+    if seconds >= 86400:
+        raise ValueError("expected a lock wait below one day (0 does not wait)")
+    return seconds
+
+
+def default_user() -> str:
+    return os.environ.get("RECONCILER_USER") or f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def default_audit_log() -> Path:
+    state = os.environ.get("RECONCILER_AUDIT_LOG")
+    if state:
+        return Path(state)
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "kafka-reconciler" / "audit.jsonl"
