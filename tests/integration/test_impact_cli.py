@@ -58,8 +58,9 @@ from reconciler.impact.session import EarlyStart
 early = EarlyStart("local[1]")
 early.close()
 print(SparkContext._gateway is not None, SparkContext._active_spark_context is None)
-beans = SparkContext._gateway.jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
-print(sorted(b.getName() for b in beans))
+management = SparkContext._gateway.jvm.java.lang.management.ManagementFactory
+print(sorted(b.getName() for b in management.getGarbageCollectorMXBeans()))
+print(" ".join(a for a in management.getRuntimeMXBean().getInputArguments() if a.startswith("-Xm")))
 """
 
 
@@ -69,9 +70,10 @@ def test_a_session_started_early_and_never_taken_is_stopped() -> None:
     proc = subprocess.run([sys.executable, "-c", EARLY_CLOSE], capture_output=True, text=True, timeout=300,
                           env=env, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    launched, collectors = proc.stdout.splitlines()
+    launched, collectors, heap = proc.stdout.splitlines()
     assert launched.split() == ["True", "True"]  # the JVM was launched, and its SparkContext is stopped
     assert "PS Scavenge" in collectors, collectors  # the driver runs the parallel collector (driver_java_options)
+    assert "-Xms512m" in heap.split() and "-Xmx512m" in heap.split(), heap  # the heap starts at its maximum
 
 
 EARLY_TAKEN = """

@@ -37,3 +37,11 @@ def test_driver_options_are_one_token_each_and_quiet_only_without_verbose() -> N
     assert len(logs) == 1 and not any(o.startswith("-Dlog4j2") for o in verbose)
     # spark-submit splits the option string on whitespace: the profile's location must not contain any
     assert all(" " not in o for o in quiet) and logs[0].startswith("-Dlog4j2.configurationFile=file:///")
+
+
+def test_the_heap_starts_at_the_driver_memory_spark_is_given() -> None:
+    assert session.heap_mib("2g") == 2048 and session.heap_mib("512m") == 512 and session.heap_mib("1536MB") == 1536
+    assert session.heap_mib("2048") == 2048 and session.heap_mib("1t") == 1024 * 1024  # bare: MiB, as Spark
+    assert session.heap_mib("lots") is None and session.heap_mib("") is None and session.heap_mib("10b") is None
+    assert "-Xms2048m" in session.driver_java_options(False, "2g")
+    assert not any(o.startswith("-Xms") for o in session.driver_java_options(False, "huge"))  # Spark reports it
