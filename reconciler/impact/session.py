@@ -212,28 +212,25 @@ class EarlyStart:
                 self._session.stop()
 
 
+def _cannot_start(master: str, exc: Exception) -> ReconcilerError:
+    return ReconcilerError(f"cannot start Spark with master {shown_master(master)}: {_redacted(str(exc), master)}")
+
+
 @contextmanager
 def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> Iterator[SparkSession]:
     """A session for one command; an already active session (tests, notebooks) is reused and kept; with `early`,
     the session it started."""
-    # the early start first: its thread imports pyspark, and two threads importing pyspark at once can see it
-    # partially initialised (pyspark's own modules import each other)
-    started = None
     try:
+        # the early start first: its thread imports pyspark, and two threads importing pyspark at once can see
+        # it partially initialised (pyspark's own modules import each other)
         started = early.take() if early is not None else None
-    except ImportError:
-        raise ReconcilerError(
-            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
-        ) from None
-    except Exception as exc:
-        raise ReconcilerError(f"cannot start Spark with master {shown_master(master)}: "
-                              f"{_redacted(str(exc), master)}") from None
-    try:
         from pyspark.sql import SparkSession
     except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
         raise ReconcilerError(
             "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
         ) from exc
+    except Exception as exc:
+        raise _cannot_start(master, exc) from None
 
     active = SparkSession.getActiveSession() if started is None else None
     if active is not None:
@@ -253,8 +250,7 @@ def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> 
         raise ReconcilerError(f"cannot start Spark for {shown_master(master)}: {_redacted(str(exc), master)} "
                               "(install pyspark[connect])") from None
     except Exception as exc:
-        raise ReconcilerError(f"cannot start Spark with master {shown_master(master)}: "
-                              f"{_redacted(str(exc), master)}") from None
+        raise _cannot_start(master, exc) from None
     log.info("Spark %s started (master %s)", session.version, shown_master(master))
     try:
         yield session

@@ -197,6 +197,10 @@ def _broker_entities(
     return static
 
 
+def _frozen_static(static: dict[str, dict[str, DesiredValue]]) -> Mapping[str, Mapping[str, DesiredValue]]:
+    return frozen_map({k: frozen_map(v) for k, v in static.items()})
+
+
 def _cluster_header(
     repo: Repository, sources: ClusterSources, diags: list[Diagnostic]
 ) -> tuple[ClusterSpec, FleetLayer] | None:
@@ -224,7 +228,7 @@ def build_settings(
     cluster, fleet = header
     static = _broker_entities(repo, sources, fleet, catalog or load_catalog(), cluster.kafka_version, Declared(),
                               diags)
-    return ApplySettings(cluster, frozen_map({k: frozen_map(v) for k, v in static.items()})), diags
+    return ApplySettings(cluster, _frozen_static(static)), diags
 
 
 def build_desired(
@@ -253,7 +257,7 @@ def build_desired(
         entities=frozen_map(entities),
         topics=frozen_map(topics),
         listeners=listeners,
-        static=frozen_map({k: frozen_map(v) for k, v in static.items()}),
+        static=_frozen_static(static),
     )
     return state, diags
 
