@@ -334,6 +334,18 @@ def test_annotate_reads_the_effective_cleanup_policy_of_each_topic() -> None:
     assert risks == ["safe", "destructive", "safe"]
 
 
+def test_annotate_rates_one_change_per_topic_by_that_topics_replication_factor() -> None:
+    """annotate rates each distinct case once and reuses it: the same change on topics of different
+    replication factors must still get each topic's own rating (orders RF 3, legacy RF 2 in ZooKeeper)."""
+    raise_isr = Change("min.insync.replicas", "~", "1", "3")
+    plan = _plan(*(EntityPlan(EntityRef("topics", t), 0, (raise_isr,)) for t in ("legacy", "orders")))
+    legacy, orders = (e.changes[0] for e in annotate(plan, _desired(), _live()).entities)
+    by_rf = {rf: assess("min.insync.replicas", "~", "1", "3", entity=TOPIC, topic_rf=rf) for rf in (2, 3)}
+    assert by_rf[2] != by_rf[3]  # the two cases differ, so sharing one rating would show
+    assert (legacy.risk, legacy.reasons) == by_rf[2]
+    assert (orders.risk, orders.reasons) == by_rf[3]
+
+
 def test_a_partition_increase_is_disruptive_with_kafka_topics_reason() -> None:
     from reconciler.plan import PartitionIncrease
     from reconciler.render.common import plan_totals
