@@ -131,9 +131,10 @@ class _Marks(Mapping[YamlPath, SourceRef]):
     def nearest(self, path: YamlPath) -> SourceRef | None:
         """`Document.mark` without the Mapping protocol's calls: `path` or its nearest recorded ancestor."""
         raw = self._raw
-        while path and path not in raw:
+        mark = raw.get(path)  # a recorded path (nearly always): one lookup, no ancestor walk
+        while mark is None and path:
             path = path[:-1]
-        mark = raw.get(path)
+            mark = raw.get(path)
         return None if mark is None else SourceRef(self._file, mark.line + 1, mark.column + 1)
 
     def __contains__(self, path: object) -> bool:

@@ -16,7 +16,7 @@ from kazoo.exceptions import NoNodeError
 
 from reconciler.errors import RefusedError
 from reconciler.zk.layout import BROKER_IDS_PATH, CONFIG_CHANGES_PATH, CONFIG_ROOT, PERM_READ, TOPICS_PATH
-from reconciler.zk.lock import where
+from reconciler.zk.session import where
 
 AclMode = Literal["secure", "open", "unknown"]
 PROBED = (CONFIG_CHANGES_PATH, CONFIG_ROOT, BROKER_IDS_PATH, TOPICS_PATH)

@@ -11,14 +11,16 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
-from reconciler.zk.txn import Group
+
+if TYPE_CHECKING:  # apply's batches; a plan reads the audit trail without importing the writer
+    from reconciler.zk.txn import Group
 
 log = logging.getLogger(__name__)
 

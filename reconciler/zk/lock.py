@@ -27,13 +27,9 @@ from kazoo.exceptions import KazooException, NoNodeError
 from reconciler.errors import ConflictError, RefusedError
 from reconciler.zk.holder import Holder, ProcessId, death
 from reconciler.zk.layout import CONTROLLER_PATH, decode_controller
+from reconciler.zk.session import where
 
 log = logging.getLogger(__name__)
-
-
-def where(client: KazooClient, path: str) -> str:
-    """The server-side path (chroot included), as an operator would look it up."""
-    return f"{client.chroot or ''}{path}"
 
 
 def refuse_kraft(client: KazooClient, cluster: str) -> int | None:

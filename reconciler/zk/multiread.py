@@ -24,8 +24,7 @@ from kazoo.protocol.serialization import stat_struct as _stat_struct
 from kazoo.protocol.states import ZnodeStat
 
 from reconciler.errors import LiveStateError
-from reconciler.zk.lock import where
-from reconciler.zk.session import ZooKeeperError
+from reconciler.zk.session import ZooKeeperError, where
 
 GET_DATA, GET_CHILDREN, EXISTS = 4, 8, 3  # ZooDefs.OpCode; multiRead carries only getData and getChildren
 MAX_OPS, MAX_BYTES = 1000, 256 * 1024  # per multiRead: well below the server's 1 MB jute.maxbuffer

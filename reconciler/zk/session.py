@@ -62,6 +62,11 @@ class _SelectHandler(SequentialThreadingHandler):  # type: ignore[misc]
         return select.select(rlist, wlist, xlist, timeout)
 
 
+def where(client: KazooClient, path: str) -> str:
+    """The server-side path (chroot included), as an operator would look it up."""
+    return f"{client.chroot or ''}{path}"
+
+
 class _SharedHandler(_SelectHandler):
     """One handler for every client of a process: its two worker threads (watch callbacks, completions) are
     started once instead of once per client, and a client's `stop` leaves them running for the next one.

@@ -37,8 +37,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from reconciler.errors import ConflictError, ReconcilerError
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import CONTROLLER_PATH, default_acls
-from reconciler.zk.lock import where
-from reconciler.zk.session import ZooKeeperError, kazoo_acls
+from reconciler.zk.session import ZooKeeperError, kazoo_acls, where
 
 log = logging.getLogger(__name__)
 

@@ -43,8 +43,8 @@ from reconciler.zk.layout import (
     entity_path,
     topic_path,
 )
-from reconciler.zk.lock import Notify, cluster_lock, default_lock_wait, refuse_kraft, where
-from reconciler.zk.session import ZooKeeperError
+from reconciler.zk.lock import Notify, cluster_lock, default_lock_wait, refuse_kraft
+from reconciler.zk.session import ZooKeeperError, where
 from reconciler.zk.txn import Group, Op
 
 __all__ = ["ApplyOptions", "ApplyResult", "AuditInfo", "SecretResolver", "apply_plan"]
