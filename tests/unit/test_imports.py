@@ -10,8 +10,12 @@ import sys
 HEAVY = ("pyspark", "git", "rich", "cryptography", "jinja2", "jsonschema", "importlib.metadata")
 
 
-def _imported_after(code: str) -> set[str]:
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+# ZooKeeper writing: the apply lock, its holder record, multi-op transactions, the writer itself
+WRITER = ("reconciler.zk.lock", "reconciler.zk.holder", "reconciler.zk.txn", "reconciler.zk.write")
+
+
+def _imported_after(code: str, watched: tuple[str, ...] = HEAVY) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -19,6 +23,12 @@ def _imported_after(code: str) -> set[str]:
 def test_the_plan_path_imports_none_of_the_heavy_libraries() -> None:
     # what `reconciler plan` loads before it talks to ZooKeeper (a cluster without passwords)
     assert _imported_after("import reconciler.cli.main, reconciler.cli.plan, reconciler.workflow") == set()
+
+
+def test_the_plan_path_imports_none_of_the_zookeeper_writer() -> None:
+    plan_path = "import reconciler.cli.main, reconciler.cli.plan, reconciler.workflow, reconciler.render.text"
+    assert _imported_after(plan_path, WRITER) == set()
+    assert _imported_after("import reconciler.apply", WRITER) == set(WRITER)  # the probe sees them when loaded
 
 
 def test_the_apply_path_imports_none_of_the_heavy_libraries() -> None:
