@@ -6,7 +6,11 @@ Run: .venv/bin/python bench/impact.py [--topics 100000 1000000 [5000000]] [--rep
 Per size, each measurement a fresh process (median of --repeat runs, default 1):
   project CLI     `reconciler --repo FLEET/manifests impact --inventory FLEET/inventory --format json`, a cold
                   process: wall time from spawn to exit; peak RSS = sum over its process tree (Python + JVM) of
-                  VmHWM, sampled every 0.2 s from /proc
+                  VmHWM, sampled every 0.2 s from /proc. Its driver maps the class archive of this runtime
+                  (reconciler.impact.classarchive), made once by an unmeasured run with
+                  RECONCILER_SPARK_CLASS_ARCHIVE=save into WORK/cache, as an operator would prepare it;
+                  "CLI, no archive" is the same command with RECONCILER_SPARK_CLASS_ARCHIVE=off (the job and the
+                  minimal program below run without an archive, as a plain Spark program starts)
   project job     in one process: manifests read, session started, then `job.compute_changes` +
                   `aggregate.summary` twice on the same session: "job" (first run, cold JVM) and "warm" (the
                   second: what a long-running Spark or Connect server pays)
@@ -169,8 +173,10 @@ class TreeRss:
 
 def measure(engine: str, fleet: Path) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", engine, str(fleet), "--t0", repr(time.time())]
+    # the job and the minimal program start their JVM as a plain Spark program does: without a class archive
+    env = {**os.environ, "RECONCILER_SPARK_CLASS_ARCHIVE": "off"}
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, timeout=TIMEOUT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"no answer within {TIMEOUT} s", "whole_s": float("nan")}
     if proc.returncode != 0:  # recorded (the project's job may fail on a large fleet), shown in the table
@@ -189,11 +195,33 @@ def _reason(stderr: str) -> str:
     return (lines or ["?"])[-1][:160]
 
 
-def measure_cli(fleet: Path) -> dict[str, Any]:
+def cli_env(work: Path, archive: str) -> dict[str, str]:
+    """The CLI's environment: the bench's own cache directory, the class archive used, saved or off."""
+    env = {**os.environ, "RECONCILER_CACHE_DIR": str(work / "cache")}
+    env.pop("RECONCILER_SPARK_CLASS_ARCHIVE", None)
+    return env | ({"RECONCILER_SPARK_CLASS_ARCHIVE": archive} if archive else {})
+
+
+def prepare_class_archive(work: Path, fleet: Path) -> None:
+    """The driver's class archive for this runtime, made once (not measured) if WORK/cache has none."""
+    sys.path.insert(0, str(REPO))
+    from reconciler.impact.classarchive import archive_path
+
+    os.environ["RECONCILER_CACHE_DIR"] = str(work / "cache")  # where archive_path() looks (as cli_env sets it)
+    path = archive_path()
+    if path is None or path.is_file():
+        return
+    print(f"making the driver's class archive with an unmeasured run on {fleet.name}", file=sys.stderr)
+    r = measure_cli(fleet, cli_env(work, "save"))
+    if "error" in r or not path.is_file():
+        sys.exit(f"could not make the class archive {path}: {r.get('error')}")
+
+
+def measure_cli(fleet: Path, env: dict[str, str]) -> dict[str, Any]:
     cmd = [str(REPO / ".venv" / "bin" / "reconciler"), "--repo", str(fleet / "manifests"), "impact",
            "--inventory", str(fleet / "inventory"), "--format", "json"]
     t = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
     rss = TreeRss(proc.pid)
     try:
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
@@ -228,14 +256,17 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return sorted(ok, key=lambda r: r["whole_s"])[len(ok) // 2] | {"n": len(runs)}
 
 
-def bench_size(fleet: Path, repeat: int, baseline: bool) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {"cli": [], "project": [], "floor": [], "python": []}
+def bench_size(work: Path, fleet: Path, repeat: int, baseline: bool) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"cli": [], "cli_plain": [], "project": [], "floor": [], "python": []}
     for i in range(repeat):
         for name in runs:
             if name == "python" and not baseline:
                 continue
             load = os.getloadavg()[0]
-            r = measure_cli(fleet) if name == "cli" else measure(name, fleet)
+            if name.startswith("cli"):
+                r = measure_cli(fleet, cli_env(work, "off" if name == "cli_plain" else ""))
+            else:
+                r = measure(name, fleet)
             r["load"] = load
             runs[name].append(r)
             print(f"  {fleet.name} run {i + 1}/{repeat} {name}: {r['whole_s']:.1f} s (load {load:.1f})",
@@ -286,8 +317,8 @@ def _rss(r: dict[str, Any] | None, jvm: bool = True) -> str:
 
 def times_table(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
     lines = ["| topics | affected topics / partitions | project, whole CLI | project job, first | project job, "
-             "warm JVM | minimal, whole | minimal, warm JVM | python wall | python compute | load |",
-             "|" + "---:|" * 10]
+             "warm JVM | minimal, whole | minimal, warm JVM | python wall | python compute | CLI, no archive | load |",
+             "|" + "---:|" * 11]
     for topics, g in rows:
         r = next((x["result"] for x in g.values() if "result" in x), None)
         affected = "–" if r is None else f"{r['topicsAffected']:,} / {r['partitionsAffected']:,}"
@@ -296,7 +327,7 @@ def times_table(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
         lines.append(
             f"| {topics:,} | {affected} | {_s(g['cli'], 'whole_s')} | {_s(p, 'cold', 's')} | {_s(p, 'warm', 's')} | "
             f"{_s(f, 'whole_s')} | {_s(f, 'warm', 's')} | {_s(b, 'whole_s')} | {_s(b, 'compute_s')} | "
-            f"{min(loads):.1f}–{max(loads):.1f} |")
+            f"{_s(g.get('cli_plain'), 'whole_s')} | {min(loads):.1f}–{max(loads):.1f} |")
     return lines
 
 
@@ -337,6 +368,9 @@ def targets(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
                             lambda x: x <= 1.5))
         lines.append(_ratio("whole CLI ÷ minimal whole ≤ 1.3", topics, _get(g["cli"], "whole_s"),
                             _get(f, "whole_s"), lambda x: x <= 1.3))
+        if g.get("cli_plain"):
+            lines.append(_ratio("(context) whole CLI without the class archive ÷ minimal whole", topics,
+                                _get(g["cli_plain"], "whole_s"), _get(f, "whole_s"), lambda x: x <= 1.3))
         if b is not None:
             lines.append(_ratio("warm job ÷ python compute < 1", topics, _get(p, "warm", "s"), _get(b, "compute_s"),
                                 lambda x: x < 1, "" if topics == 1_000_000 else " (the target is at 1M)"))
@@ -389,7 +423,8 @@ def main() -> int:
     rows = []
     for topics in args.topics:
         fleet = fleet_for(args.work, topics, args.sizes)
-        rows.append((topics, bench_size(fleet, args.repeat, not args.no_baseline)))
+        prepare_class_archive(args.work, fleet)
+        rows.append((topics, bench_size(args.work, fleet, args.repeat, not args.no_baseline)))
         save(args.work, rows[-1], args.sizes)
         print(report(rows), file=sys.stderr)  # partial results survive a later failure
     if args.earlier:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
+from reconciler.impact import classarchive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -137,7 +138,8 @@ def _classic(master: str) -> SparkSession:
     verbose = log.isEnabledFor(logging.INFO)  # -v
     if not conf.contains("spark.driver.extraJavaOptions"):  # the caller's own options replace ours
         memory = conf.get("spark.driver.memory") or DRIVER_MEMORY
-        conf.set("spark.driver.extraJavaOptions", " ".join(driver_java_options(verbose, memory)))
+        archive = classarchive.java_options() if SparkContext._gateway is None else []
+        conf.set("spark.driver.extraJavaOptions", " ".join([*driver_java_options(verbose, memory), *archive]))
     if SparkContext._gateway is None:
         # JVM stdout -> our stderr (fd 2): stdout carries only the report; its stderr filtered unless -v
         popen: dict[str, int] = {"stdout": 2}
@@ -256,3 +258,13 @@ def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> 
         yield session
     finally:
         session.stop()
+        _end_jvm_if_saving()
+
+
+def _end_jvm_if_saving() -> None:
+    """A run that saves the driver's class archive ends its JVM here, for the archive is written as it exits."""
+    if classarchive.saving():
+        from pyspark import SparkContext
+
+        gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
+        classarchive.finish(gateway)

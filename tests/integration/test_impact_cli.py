@@ -18,8 +18,9 @@ from tests.conftest import REPO
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-def impact(manifests: Path, inventory: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RECONCILER_SPARK_DRIVER_MEMORY": "512m"}
+def impact(manifests: Path, inventory: Path, *flags: str,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RECONCILER_SPARK_DRIVER_MEMORY": "512m", **(env or {})}
     env.pop("SPARK_HOME", None)
     return subprocess.run(
         [sys.executable, "-m", "reconciler", *flags, "--repo", str(manifests), "impact", "--inventory",
@@ -117,3 +118,44 @@ def test_refused_manifests_are_reported_as_such_although_the_jvm_started_early(t
     assert "clusters/c1/cluster.yaml" in proc.stderr and "brokers" in proc.stderr, proc.stderr[-4000:]
     assert "Spark" not in proc.stderr, proc.stderr[-4000:]
     assert proc.stdout == ""
+
+
+MAPPED = """
+from reconciler.impact.classarchive import archive_path
+from reconciler.impact.session import spark_session
+with spark_session("local[1]") as spark:
+    pid = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
+    print(str(archive_path()) in open(f"/proc/{pid}/maps").read())
+"""
+
+
+def test_the_driver_class_archive_is_saved_mapped_and_never_costs_a_run(spark: Any, tmp_path: Path) -> None:
+    """RECONCILER_SPARK_CLASS_ARCHIVE=save writes the archive as the run's JVM exits; the next JVM maps it (it is
+    in the process's memory map, so the JVM accepted it); with a damaged one the JVM starts without it, silently,
+    and the report is the same."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import fleetgen
+
+    from reconciler.impact.inventory import write_meta
+
+    inventory, manifests, cache = tmp_path / "inventory", tmp_path / "manifests", tmp_path / "cache"
+    fleetgen.generate(spark, 2, 10, inventory, seed=7, sizes=False, files=1)
+    write_meta(inventory, (fleetgen.name(i) for i in range(2)), "fleetgen", False)
+    fleetgen.write_manifests(manifests, 2)
+    env = {"RECONCILER_CACHE_DIR": str(cache)}
+
+    saved = impact(manifests, inventory, env={**env, "RECONCILER_SPARK_CLASS_ARCHIVE": "save"})
+    assert saved.returncode == 0, saved.stderr[-4000:]
+    archives = list(cache.iterdir())
+    assert len(archives) == 1 and archives[0].suffix == ".jsa" and archives[0].stat().st_size > 1 << 20, archives
+
+    mapped = subprocess.run([sys.executable, "-c", MAPPED], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, **env, "RECONCILER_SPARK_DRIVER_MEMORY": "512m"}, cwd=REPO,
+                            check=False)
+    assert mapped.returncode == 0, mapped.stderr[-4000:]
+    assert mapped.stdout.strip() == "True"
+
+    archives[0].write_bytes(b"not an archive" * 1000)
+    damaged = impact(manifests, inventory, env=env)
+    assert damaged.returncode == 0 and damaged.stdout == saved.stdout, damaged.stderr[-4000:]
+    assert [line for line in damaged.stderr.splitlines() if not line.startswith("impact: ")] == [], damaged.stderr
