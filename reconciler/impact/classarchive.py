@@ -96,9 +96,11 @@ def saving() -> bool:
     return _pending is not None
 
 
-def finish(gateway: Any, timeout_s: float = 300) -> None:
+def finish(gateway: Any, timeout_s: float = 300, keep: bool = True) -> None:
     """After a save run's session stopped: end its JVM (it writes the archive as it exits) and publish the file
-    under its final name, in one rename, so no run ever maps a half-written archive. `gateway`: pyspark's."""
+    under its final name, in one rename, so no run ever maps a half-written archive. `gateway`: pyspark's.
+    `keep=False`: the run ended before its job (refused manifests): its archive would hold only the start-up's
+    classes, so it is deleted and the next save run makes a whole one."""
     global _pending
     if _pending is None:
         return
@@ -110,7 +112,7 @@ def finish(gateway: Any, timeout_s: float = 300) -> None:
             gateway.shutdown()
             proc.stdin.close()  # Spark's gateway server exits on end of input: System.exit, then the dump
             proc.wait(timeout=timeout_s)
-        if proc is not None and proc.returncode == 0 and partial.is_file() and partial.stat().st_size > 0:
+        if keep and proc is not None and proc.returncode == 0 and partial.is_file() and partial.stat().st_size > 0:
             partial.chmod(0o600)
             os.replace(partial, final)
             log.info("saved the driver's class archive: %s (%d MB)", final, final.stat().st_size >> 20)

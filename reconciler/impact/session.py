@@ -212,6 +212,7 @@ class EarlyStart:
             self._thread.join()
             if self._session is not None:
                 self._session.stop()
+                _end_jvm_if_saving(keep=False)
 
 
 def _cannot_start(master: str, exc: Exception) -> ReconcilerError:
@@ -261,10 +262,10 @@ def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> 
         _end_jvm_if_saving()
 
 
-def _end_jvm_if_saving() -> None:
+def _end_jvm_if_saving(keep: bool = True) -> None:
     """A run that saves the driver's class archive ends its JVM here, for the archive is written as it exits."""
     if classarchive.saving():
         from pyspark import SparkContext
 
         gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
-        classarchive.finish(gateway)
+        classarchive.finish(gateway, keep=keep)

@@ -94,13 +94,13 @@ class _Gateway:
         self.closed = True
 
 
-def _save_run(runtime: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> tuple[Path, Path, Any]:
+def _save_run(runtime: Path, monkeypatch: pytest.MonkeyPatch, code: int, keep: bool = True) -> tuple[Path, Path, Any]:
     monkeypatch.setenv(classarchive.ENV, "save")
     partial = Path(classarchive.java_options()[0].removeprefix("-XX:ArchiveClassesAtExit="))
     final = classarchive.archive_path()
     assert final is not None
     gateway = _Gateway(_Proc(partial, code))
-    classarchive.finish(gateway)
+    classarchive.finish(gateway, keep=keep)
     return partial, final, gateway
 
 
@@ -115,3 +115,9 @@ def test_a_save_run_publishes_the_archive_once_its_jvm_exited(runtime: Path, mon
 def test_a_failed_jvm_exit_publishes_nothing(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     partial, final, _ = _save_run(runtime, monkeypatch, 1)
     assert not final.exists() and not partial.exists()  # a half-written file is never mapped by a later run
+
+
+def test_a_save_run_that_ended_before_its_job_publishes_nothing(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # refused manifests: the JVM started early knows only the start-up's classes; a later save run makes it whole
+    partial, final, gateway = _save_run(runtime, monkeypatch, 0, keep=False)
+    assert gateway.closed and not final.exists() and not partial.exists()
