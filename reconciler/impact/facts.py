@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reconciler.impact.afterstate import DECLARED_SCHEMA, TOPIC_SCHEMA, AfterRows
-from reconciler.impact.frames import is_in, local_df
+from reconciler.impact.afterstate import AfterRows
+from reconciler.impact.frames import is_in, pair_in
 from reconciler.impact.inventory import Inventory
 
 if TYPE_CHECKING:
@@ -70,25 +70,25 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
     clusters = list(after.clusters)
     configs = only(inv.configs, clusters)
     topics = only(inv.topics, clusters)
-    declared = local_df(spark, [r for r in after.declared if r[1] == "topics"], DECLARED_SCHEMA).select(
-        "cluster", F.col("entity").alias("topic"))
-    wanted = local_df(spark, after.topics, TOPIC_SCHEMA).withColumn("declared", F.lit(1)).alias("d")
+    declared = sorted({(c, e) for c, kind, e in after.declared if kind == "topics"})
+    wanted = sorted({(c, t) for c, t, *_ in after.topics})
+    # membership in the manifests' lists is a predicate (frames.pair_in), not a join: a broadcast of a
+    # driver-built table is a Spark job and stage of its own
     s = collect_json(spark, {
         "brokers": only(inv.brokers, clusters).select("cluster", "broker"),
         "dynamic": configs.filter(F.col("entity_type") == "brokers").select("cluster", "entity", "key", "value"),
         "static": only(inv.static, clusters).select("cluster", "broker", "key", "value"),
-        "declaredLive": configs.filter(F.col("entity_type") == "topics")
-        .select("cluster", F.col("entity").alias("topic"), "key", "value")
-        .join(F.broadcast(declared), ["cluster", "topic"], "left_semi"),
+        "declaredLive": configs.filter((F.col("entity_type") == "topics")
+                                       & pair_in(spark, "cluster", "entity", declared))
+        .select("cluster", F.col("entity").alias("topic"), "key", "value"),
         # one scan of the topics: per (cluster, replication factor), a plain hash aggregate (a set per cluster
-        # would be an object one), with the declared topics that exist there and those that grow (the
-        # manifests' topics are few: a broadcast join)
-        "topics": topics.alias("l").join(F.broadcast(wanted), ["cluster", "topic"], "left")
-        .groupBy("cluster", F.col("l.replication_factor").alias("rf")).agg(
-            F.count(F.lit(1)).alias("n"), F.sum("l.partitions").alias("partitions"),
-            F.count("d.declared").alias("present"),
-            F.sum((F.col("d.partitions") > F.col("l.partitions")).cast("int")).alias("grown")),
+        # would be an object one); and the live partition counts of the topics the manifests declare
+        "topics": topics.groupBy("cluster", F.col("replication_factor").alias("rf")).agg(
+            F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions")),
+        "wantedLive": topics.filter(pair_in(spark, "cluster", "topic", wanted)).select(
+            "cluster", "topic", "partitions"),
     })
+    present, grown = _declared_topics(after.topics, s["wantedLive"])
     return Facts(
         brokers=[(r["cluster"], r["broker"]) for r in s["brokers"]],
         dynamic=[(r["cluster"], r["entity"], r["key"], r["value"]) for r in s["dynamic"]],
@@ -96,9 +96,22 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         declared_live=[(r["cluster"], r["topic"], r["key"], r["value"]) for r in s["declaredLive"]],
         topics=_per_cluster(s["topics"]),
         rfs={r["rf"] for r in s["topics"] if r["rf"] is not None},
-        created=len(after.topics) - sum(int(r["present"]) for r in s["topics"]),
-        grown=sum(int(r["grown"] or 0) for r in s["topics"]),
+        created=len(after.topics) - present,
+        grown=grown,
     )
+
+
+def _declared_topics(declared: list[Row], live: list[dict[str, Any]]) -> tuple[int, int]:
+    """(declared topics that exist, those whose declared partition count is above the live one)."""
+    wanted: dict[tuple[str, str], list[int | None]] = {}
+    for c, t, partitions, *_ in declared:
+        wanted.setdefault((c, t), []).append(partitions)
+    present = grown = 0
+    for r in live:
+        for partitions in wanted.get((r["cluster"], r["topic"]), []):
+            present += 1
+            grown += partitions is not None and r["partitions"] is not None and partitions > r["partitions"]
+    return present, grown
 
 
 def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int | None]]:

@@ -27,7 +27,7 @@ from reconciler.impact import keys as K
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import BrokerSide, broker_side
 from reconciler.impact.facts import Facts, collect_facts, only
-from reconciler.impact.frames import is_in, local_df
+from reconciler.impact.frames import is_in, local_df, pair_in
 from reconciler.impact.inventory import Inventory
 from reconciler.impact.overrides import DeclaredOverrides, declared_overrides
 from reconciler.impact.ratings import NO_RF, NULL, RATED_SCHEMA, rated_rows, rf_keys
@@ -134,7 +134,7 @@ def _candidates(spark: SparkSession, inv: Inventory, clusters: list[str], topics
     covered = local_df(spark, [(c, k, *_key_facts(bs, c, k)) for c, k in pairs], COVERED_SCHEMA)
     ovr = only(inv.configs, clusters).filter(F.col("entity_type") == "topics").select(
         "cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
-    shields = ovr.join(F.broadcast(covered), ["cluster", "key"], "left_semi")
+    shields = ovr.filter(pair_in(spark, "cluster", "key", pairs))  # a predicate: no broadcast job
     keys_of = {c: {k for cc, k in pairs if cc == c} for c in clusters} if not full else None
     after_maps: dict[tuple[str, str], dict[str, str]] = {t: {} for t in decl.topics}
     for c, t, k, v in decl.after_values:
@@ -197,10 +197,8 @@ def _replicas(spark: SparkSession, partitions: DataFrame, bs: BrokerSide, decl: 
     mixed = sorted({r[0] for r in bs.mixed_values()})
     listed = sorted({(c, t) for c, t, *_ in decl.changed if c not in mixed})
     wanted = only(partitions, sorted(set(mixed) | {c for c, _ in listed}))
-    if listed:  # the exact (cluster, topic) test only where the topic's name is one of theirs (few rows)
-        exact = is_in(spark, F.col("topic"), sorted({t for _, t in listed})) & is_in(
-            spark, F.concat_ws("/", "cluster", "topic"), [f"{c}/{t}" for c, t in listed])
-        wanted = wanted.filter(is_in(spark, "cluster", mixed) | exact)  # ("/" is never in a topic name)
+    if listed:
+        wanted = wanted.filter(is_in(spark, "cluster", mixed) | pair_in(spark, "cluster", "topic", listed))
     reps = wanted.select("cluster", "topic", "partition", F.explode("replicas").alias("broker")).cache()
     _CACHED.append(reps)
     return reps

@@ -13,7 +13,8 @@ One inventory, one cluster per situation, so a single job run (real local Spark)
              Topic z (1 partition on brokers 1, 2) changes both keys
   override   declared topic orders: retention.ms 1d -> 1h, cleanup.policy compact is no longer declared
              (-> the default delete), min.insync.replicas=2 is in policy.ignoreKeys (kept); topic logs is
-             undeclared (kept); new.topic is created (counted apart); orders has replicas on brokers 1-3
+             undeclared (kept); new.topic is created and orders grows from 3 to 6 partitions (both counted
+             apart); orders has replicas on brokers 1-3
   untouched  declared exactly as it is: no change
   unselected in the inventory only (not a changed cluster): never counted
   ghost      in the manifests only (no snapshot of it): reported as missing, nothing compared
@@ -80,7 +81,7 @@ AFTER = AfterRows(
               ("untouched", "brokers", D)],
     policies=[(c, False, ["min.insync.replicas"] if c == "override" else []) for c in SELECTED],
     static=list(STATIC),
-    topics=[("override", "orders", None, None), ("override", "new.topic", 3, 3)],
+    topics=[("override", "orders", 6, None), ("override", "new.topic", 3, 3)],  # orders grows from 3 partitions
 )
 
 
@@ -143,7 +144,7 @@ def test_totals(results: dict[str, Any]) -> None:
     assert s["partitionsAffected"] == (2 + 4) + 2 + 1 + 3  # x: p1 and p2 only
     assert s["bytesAffected"] == (100 + 200 + 1 + 2 + 3 + 4) + (20 + 40) + 5 + 21
     assert s["topicsByRisk"] == {"destructive": 5, "disruptive": 0, "safe": 0}
-    assert s["topicsCreated"] == 1 and s["partitionIncreases"] == 0
+    assert s["topicsCreated"] == 1 and s["partitionIncreases"] == 1  # new.topic; orders 3 -> 6 partitions
     assert s["inventory"] == {"clusters": 5, "brokers": 12, "topics": 9, "partitions": 17}
     assert s["missingClusters"] == ["ghost"]
     assert s["topicChangesTotal"] == 2 + 1 + 2 + 2  # (topic, key) pairs

@@ -271,3 +271,17 @@ def test_manifests_linked_from_outside_the_repository(git_repo: Path, tmp_path_f
     (git_repo / "linked").symlink_to(elsewhere)
     assert assessed_change(git_repo / "linked", None) == {}
     assert assessed_change(git_repo, None)["head"]
+
+
+def test_declared_topics_count_those_that_exist_and_those_that_grow() -> None:
+    """`topicsCreated` and `partitionIncreases` from the live partition counts of the declared topics (a
+    predicate in Spark, no join): a missing topic is created, a larger declared count is an increase, an equal
+    one or an undeclared count (None: the manifest leaves it to the live topic) is not."""
+    from reconciler.impact.facts import _declared_topics
+
+    declared = [("c1", "grows", 6, 3), ("c1", "same", 3, 3), ("c1", "open", None, None), ("c1", "new", 3, 3),
+                ("c2", "grows", 2, 3)]  # the same name in another cluster is another topic
+    live = [{"cluster": "c1", "topic": "grows", "partitions": 3}, {"cluster": "c1", "topic": "same", "partitions": 3},
+            {"cluster": "c1", "topic": "open", "partitions": 12}, {"cluster": "c2", "topic": "grows", "partitions": 4}]
+    assert _declared_topics(declared, live) == (4, 1)
+    assert _declared_topics(declared, []) == (0, 0)
