@@ -88,20 +88,19 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     topics = only(inv.topics, clusters).selectExpr("cluster", "topic", "partitions", "replication_factor AS rf")
     cand = _candidates(spark, inv, clusters, topics, bs, decl, full)
     reps = _replicas(spark, inv.partitions, bs, decl)
-    rows = _changed_rows(spark, cand, reps, bs) if bs.mixed_values() else _uniform_rows(cand)
-    # partitioned by topic once: the fold and the summary's unions within a topic need no further shuffle
-    rows = _fold(_rate(spark, rows, rated).repartition("cluster", "topic")).select(*TOPIC_COLS)
+    rows = _uniform_rows(cand)
+    if bs.mixed_values():
+        rows = rows.unionByName(_per_replica_rows(spark, cand, reps, bs))
+    rows = _rate(spark, rows, rated).select(*TOPIC_COLS)
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
     # with sizes the rows are read three times (their topics, partial partitions, the join): cache them
     if sizes is not None:
         rows = rows.cache()
         _CACHED.append(rows)
-        rows = _with_bytes(rows, sizes).repartition("cluster", "topic")  # its joins may have moved them
-    else:
-        rows = _with_bytes(rows, None)
-    # cached: the summary's sections prune different columns, so without the cache Spark would not reuse one
-    # exchange but compute the rows again for each
-    rows = rows.cache()
+    rows = _with_bytes(rows, sizes)
+    # cached, partitioned by topic: the summary's unions within a topic need no further shuffle (its sections
+    # prune different columns, so without the cache Spark would not reuse one exchange but compute them again)
+    rows = rows.repartition("cluster", "topic").cache()
     _CACHED.append(rows)
     hosts = _override_hosts(spark, reps, bs, decl)
     return Changes(rows, hosts, sizes is not None, bs, facts, clusters, spark)
@@ -205,33 +204,23 @@ def _replicas(spark: SparkSession, partitions: DataFrame, bs: BrokerSide, decl: 
     return reps
 
 
-def _changed_rows(spark: SparkSession, cand: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
-    """Where some cluster's broker side differs between brokers: `_uniform_rows` for the uniform candidates and,
-    for the others, one row per (topic, key, replica) whose value changes on that replica's broker, in ONE pass
-    over the candidates (a union of two branches would compute them, and broadcast their small tables, twice).
-    A uniform candidate never meets its replicas: the join key includes `_mixed`, true on every replica."""
+def _per_replica_rows(spark: SparkSession, cand: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
+    """Mixed broker side: one row per (topic, key, replica) whose value changes on that replica's broker."""
     from pyspark.sql import functions as F
 
     values = local_df(spark, bs.mixed_values(), "cluster STRING, broker INT, key STRING, vb STRING, va STRING")
-    uniform = F.col("uniform")
-    rows = (
-        cand.withColumn("_mixed", ~uniform)
-        .join(F.broadcast(reps.withColumn("_mixed", F.lit(True))), ["cluster", "topic", "_mixed"], "left")
-        .join(F.broadcast(values.withColumn("_hit", F.lit(True))), ["cluster", "broker", "key"], "left")
-        .filter(uniform | F.col("_hit"))  # a mixed candidate: only replicas whose broker has a value for its key
-    )
-    before = F.when(uniform, F.coalesce("ob", "cvb", "default_value")).otherwise(F.coalesce("ob", "vb"))
-    after = F.when(uniform, F.coalesce("oa", "cva", "default_value")).otherwise(F.coalesce("oa", "va"))
     return (
-        rows.select("*", before.alias("before"), after.alias("after"))
+        cand.filter(~F.col("uniform")).join(reps, ["cluster", "topic"])
+        .join(F.broadcast(values), ["cluster", "broker", "key"])
+        .select("*", F.coalesce("ob", "vb").alias("before"), F.coalesce("oa", "va").alias("after"))
         .filter(~_same(F.col("before"), F.col("after")))
         .select(*ROW_COLS)
     )
 
 
 def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | None) -> DataFrame:
-    """Rules, mask and risk level from the driver's ratings (a broadcast join), or per row when the pairs were
-    too many."""
+    """Rules and risk from the driver's ratings (a broadcast join), or per row when the pairs were too many;
+    then per-replica rows folded to one row per (topic, key): the lowest broker's values, all partitions."""
     from pyspark.sql import functions as F
 
     if rated is None:
@@ -246,32 +235,20 @@ def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | N
         rows = rows.select("*", F.coalesce("before", F.lit(NULL)).alias("_bk"),
                            F.coalesce("after", F.lit(NULL)).alias("_ak"), rk.alias("_rk"))
         rows = rows.join(F.broadcast(table), ["key", "_bk", "_ak", "_rk"], "left").drop("_bk", "_ak", "_rk")
-    return rows.withColumn("risk_level", severity(F.col("risk")))
-
-
-def _fold(rows: DataFrame) -> DataFrame:
-    """One row per (topic, key): a uniform row as it is (every partition), per-replica rows folded to the lowest
-    broker's values, the partitions and brokers where the value changes and the union of their rules. A single
-    aggregate over both kinds (a (topic, key) is one or the other: uniformity is per (cluster, key)), on rows
-    already partitioned by (cluster, topic), so it adds no shuffle; its output keeps that partitioning."""
-    from pyspark.sql import functions as F
-
-    g = rows.groupBy("cluster", "topic", "key").agg(
+    rows = rows.withColumn("risk_level", severity(F.col("risk")))
+    whole = rows.filter(F.col("broker").isNull()).select(
+        *ROW_COLS[:-2], F.lit(None).cast("array<int>").alias("part_ids"),
+        F.lit(None).cast("array<int>").alias("brokers"), "rules", "mask", "risk_level")
+    per_topic = rows.filter(F.col("broker").isNotNull()).groupBy("cluster", "topic", "key").agg(
         F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
-        F.min_by(F.struct("before", "after", "rules"), F.coalesce(F.col("broker"), F.lit(-1))).alias("shown"),
-        F.max(F.col("broker").isNotNull()).alias("_replicas"),
-        F.array_sort(F.collect_set("partition")).alias("_part_ids"),
-        F.array_sort(F.collect_set("broker")).alias("_brokers"),
+        F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
+        F.array_sort(F.collect_set("partition")).alias("part_ids"),
+        F.array_sort(F.collect_set("broker")).alias("brokers"),
         F.bit_or("mask").alias("mask"),  # the union of the rules, without an array per replica
         F.max("risk_level").alias("risk_level"),
-    )
-    per_replica = F.col("_replicas")
-    return g.select(
-        *ROW_COLS[:6], F.col("shown.before").alias("before"), F.col("shown.after").alias("after"),
-        F.when(per_replica, F.col("_part_ids")).alias("part_ids"),
-        F.when(per_replica, F.col("_brokers")).alias("brokers"),
-        F.when(per_replica, rules_of_mask(F.col("mask"))).otherwise(F.col("shown.rules")).alias("rules"),
-        "mask", risk_name(F.col("risk_level")).alias("risk"))
+    ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after"),
+             rules_of_mask(F.col("mask")).alias("rules")).drop("shown")
+    return whole.unionByName(per_topic).withColumn("risk", risk_name(F.col("risk_level"))).drop("risk_level")
 
 
 def _override_hosts(spark: SparkSession, reps: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
