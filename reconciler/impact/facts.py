@@ -70,8 +70,8 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
     clusters = list(after.clusters)
     configs = only(inv.configs, clusters)
     topics = only(inv.topics, clusters)
-    declared = sorted({(c, e) for c, kind, e in after.declared if kind == "topics"})
-    wanted = sorted({(c, t) for c, t, *_ in after.topics})
+    declared = {(c, e) for c, kind, e in after.declared if kind == "topics"}
+    wanted = {(c, t) for c, t, *_ in after.topics}
     # membership in the manifests' lists is a predicate (frames.pair_in), not a join: a broadcast of a
     # driver-built table is a Spark job and stage of its own
     s = collect_json(spark, {
@@ -103,15 +103,10 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
 
 def _declared_topics(declared: list[Row], live: list[dict[str, Any]]) -> tuple[int, int]:
     """(declared topics that exist, those whose declared partition count is above the live one)."""
-    wanted: dict[tuple[str, str], list[int | None]] = {}
-    for c, t, partitions, *_ in declared:
-        wanted.setdefault((c, t), []).append(partitions)
-    present = grown = 0
-    for r in live:
-        for partitions in wanted.get((r["cluster"], r["topic"]), []):
-            present += 1
-            grown += partitions is not None and r["partitions"] is not None and partitions > r["partitions"]
-    return present, grown
+    wanted = {(c, t): partitions for c, t, partitions, *_ in declared}  # one row per declared topic
+    found = [(wanted[(r["cluster"], r["topic"])], r["partitions"]) for r in live
+             if (r["cluster"], r["topic"]) in wanted]
+    return len(found), sum(1 for want, have in found if want is not None and have is not None and want > have)
 
 
 def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int | None]]:

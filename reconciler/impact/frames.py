@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,12 +70,13 @@ def is_in(spark: SparkSession, column: Column | str, values: Sequence[str]) -> C
     return ClassicColumn(jc.isInCollection(listed))
 
 
-def pair_in(spark: SparkSession, first: str, second: str, pairs: Sequence[tuple[str, str]]) -> Column:
+def pair_in(spark: SparkSession, first: str, second: str, pairs: Iterable[tuple[str, str]]) -> Column:
     """`(first, second) IN pairs` as predicates, where a semi-join with a driver-built table would cost a
     broadcast (a Spark job and stage of its own). `second` is a topic name or a config key, which never holds
     "/" (Kafka's `Topic.validate`, the catalog's key names), so "first/second" names one pair; the plain test of
     `second` comes first and lets Parquet skip row groups."""
     from pyspark.sql import functions as F
 
-    exact = is_in(spark, F.concat_ws("/", first, second), sorted({f"{a}/{b}" for a, b in pairs}))
-    return is_in(spark, second, sorted({b for _, b in pairs})) & exact
+    unique = set(pairs)
+    exact = is_in(spark, F.concat_ws("/", first, second), sorted(f"{a}/{b}" for a, b in unique))
+    return is_in(spark, second, sorted({b for _, b in unique})) & exact
