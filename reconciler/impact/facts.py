@@ -4,7 +4,8 @@ The broker side of a fleet (registered brokers, dynamic broker configs, static f
 the inventory's size per cluster, its replication factors, the live overrides of the topics the manifests
 declare, and the declared topics that are new or grow are a handful more. One Spark job reads them all (each
 table once, column-pruned) and hands them to the driver, which resolves the broker side in Python
-(`brokerside`) and rates value pairs (`ratings`) before the one large query over topics and partitions.
+(`brokerside`) and the candidate changes with their risk (`candidates`) before the one large query over topics
+and partitions.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class Facts:
     static: list[Row] = field(default_factory=list)  # (cluster, broker, key, value)
     declared_live: list[Row] = field(default_factory=list)  # (cluster, topic, key, value) of declared topics
     topics: dict[str, tuple[int, int, int | None]] = field(default_factory=dict)  # cluster -> (n, partitions, min rf)
-    rfs: set[int] = field(default_factory=set)
+    rfs_of: dict[str, set[int]] = field(default_factory=dict)  # cluster -> its topics' replication factors
     created: int = 0
     grown: int = 0
 
@@ -95,7 +96,7 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         static=[(r["cluster"], r["broker"], r["key"], r["value"]) for r in s["static"]],
         declared_live=[(r["cluster"], r["topic"], r["key"], r["value"]) for r in s["declaredLive"]],
         topics=_per_cluster(s["topics"]),
-        rfs={r["rf"] for r in s["topics"] if r["rf"] is not None},
+        rfs_of=_rfs(s["topics"]),
         created=len(after.topics) - present,
         grown=grown,
     )
@@ -107,6 +108,14 @@ def _declared_topics(declared: list[Row], live: list[dict[str, Any]]) -> tuple[i
     found = [(wanted[(r["cluster"], r["topic"])], r["partitions"]) for r in live
              if (r["cluster"], r["topic"]) in wanted]
     return len(found), sum(1 for want, have in found if want is not None and have is not None and want > have)
+
+
+def _rfs(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for r in rows:
+        if r["rf"] is not None:
+            out.setdefault(r["cluster"], set()).add(r["rf"])
+    return out
 
 
 def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int | None]]:

@@ -1,66 +1,72 @@
-"""The impact job: effective topic and broker configs before (inventory) and after (manifests), and the rows
-whose effective value changes. Two queries: one small collect (`facts`) from which the driver resolves the broker
-side (`brokerside`), the declared topics' overrides and the risk of every value pair (`ratings`); then one query
-over topics and partitions, with every small table broadcast, that `aggregate` reduces in a single collect.
+"""The impact job: which (topic, key) effective values change, per topic, in two Spark queries.
 
-Effective value of topic config k of topic t on broker b (KIP-226 precedence):
-    override(t, k)  if the topic overrides k,  else  broker_value(b, k).
-It changes where an input changes: the topic's own override (only topics the manifests declare can change
-theirs: undeclared ones keep the live config), or the broker-side value of k somewhere in the cluster.
-So the job evaluates exactly those (topic, key) pairs; every other pair has equal inputs, hence an equal
-effective value (`full=True` evaluates all topics × all topic keys, and tests check both agree).
-Per-broker values: when every broker of a cluster has the same broker-side value of k before and the same
-after ("uniform"), a topic's value is the same on every replica and a change hits all its partitions.
-Otherwise the job goes down to replicas: a partition is affected if the value changes on any broker
-hosting one of its replicas; the row shows the values on the lowest such broker.
+1. `facts`: one small collect (broker side, the declared topics' live overrides, counts). The driver resolves
+   the broker side (`brokerside`), the declared overrides (`overrides`) and from them every candidate change
+   with its values and risk (`candidates`).
+2. One query over the inventory's large tables, each read once: topics, the overrides that shield a candidate
+   key and the partition sizes go through one shuffle by (cluster, topic) into a plain hash aggregate (a row per
+   topic); the replicas and sizes of the few topics that need them per partition, with the declared topics'
+   candidates, go through a second one (lists per topic); they meet in a shuffled hash join with the clusters'
+   candidates broadcast. Each topic row then knows its changed keys (`entries`, array expressions over its own
+   data), from which `aggregate` builds every summary section in one more shuffle.
+Undeclared topics' overrides never change (apply leaves them alone), so a topic with no candidate key of its
+cluster cannot change: the topics of other clusters are never read. `full=True` makes every topic key a
+candidate of every cluster (slower; the same result, which the tests check).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from reconciler.impact import keys as K
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import BrokerSide, broker_side
+from reconciler.impact.candidates import CAND_DDL, NO_RF, Candidates, candidates, key_index
 from reconciler.impact.facts import Facts, collect_facts, only
 from reconciler.impact.frames import is_in, local_df, pair_in
 from reconciler.impact.inventory import Inventory
-from reconciler.impact.overrides import DeclaredOverrides, declared_overrides
-from reconciler.impact.ratings import NO_RF, NULL, RATED_SCHEMA, rated_rows, rf_keys
-from reconciler.impact.riskexpr import risk_name, rules_of_mask, severity
+from reconciler.impact.overrides import declared_overrides
+from reconciler.impact.riskexpr import risk_name, rules_of_mask
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 log = logging.getLogger(__name__)
-_CACHED: list[DataFrame] = []  # the detail rows this module cached last (released by the next run)
-CAND = ("cluster", "topic", "key", "partitions", "rf", "ob", "oa", "src")
 TOPIC_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
-              "rules", "mask", "risk")  # mask: the rules as a bit set (riskexpr.mask_of), for the aggregates
-# a changed value before folding: per topic (partition and broker null) or per replica
-ROW_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "partition", "broker")
+              "rules", "mask", "risk", "topic_bytes", "bytes")  # mask: the rules as a bit set (riskexpr.mask_of)
 BROKER_SCHEMA = ("cluster STRING, broker INT, key STRING, topic_key STRING, before STRING, after STRING, "
                  "rules ARRAY<STRING>, risk STRING")
+ENTRY = ("key", "src", "before", "after", "part_ids", "brokers", "mask", "level", "own")
 
 
 @dataclass
 class Changes:
-    """The job's topic rows (a DataFrame: one row per changed (topic, key), cached for the aggregation) and
-    what the driver resolved (broker side, facts), for `aggregate` and the Parquet detail tables."""
+    """The job's topic rows and what the driver resolved (broker side, facts), for `aggregate` and the Parquet
+    detail tables. `per_topic`: one row per changed topic (cluster, topic, partitions, rf, topic_bytes, reps,
+    psizes, entries), `entries` its changed keys; part_ids/brokers of an entry are null when the change hits
+    every partition (a uniform broker side)."""
 
-    # (cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, risk, topic_bytes, bytes)
-    # part_ids/brokers: null when every partition is affected (uniform broker side)
-    topics: DataFrame
-    override_hosts: DataFrame  # (cluster, key, broker): hosts of declared topics whose own override changes
+    per_topic: DataFrame
     sizes_known: bool  # the inventory has partition sizes (else every bytes figure is null)
     broker_side: BrokerSide
     facts: Facts
     clusters: list[str]
     spark: SparkSession
+
+    @property
+    def topics(self) -> DataFrame:
+        """(cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, mask, risk,
+        topic_bytes, bytes): one row per changed (topic, key)."""
+        from pyspark.sql import functions as F
+
+        t = self.per_topic.select("*", F.explode("entries").alias("e"))
+        return t.select(
+            "cluster", "topic", "e.key", "partitions", "rf", "e.src", "e.before", "e.after", "e.part_ids",
+            "e.brokers", rules_of_mask(F.col("e.mask")).alias("rules"), "e.mask",
+            risk_name(F.col("e.level")).alias("risk"), "topic_bytes",
+            bytes_of(F.col("e.part_ids"), self.sizes_known).alias("bytes"))
 
     @property
     def brokers(self) -> DataFrame:
@@ -69,230 +75,156 @@ class Changes:
 
 
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
-    """Small facts to the driver, the broker side and ratings there, then the topic rows as one plan."""
-    # a previous run's rows (a long-lived session): never reuse them, free the memory; dependents first, since
-    # uncaching a table that a cached plan reads makes Spark re-plan that plan (~0.7 s at 1M topics)
-    for stale in reversed(_CACHED):
-        stale.unpersist()
-    _CACHED.clear()
+    """Small facts to the driver, the candidates there, then the topic rows as one plan."""
     started = time.monotonic()
     facts = collect_facts(spark, inv, after)
     log.info("impact: small facts collected in %.1fs (%d brokers)", time.monotonic() - started, len(facts.brokers))
     started = time.monotonic()
-    bs = broker_side(facts.brokers, facts.dynamic, facts.static, after, facts.min_rf)
-    decl = declared_overrides(facts.declared_live, after)
-    rated = rated_rows(bs, facts.declared_live, after, facts.rfs)
-    log.info("impact: broker side, declared overrides and %s rated value pairs on the driver in %.2fs",
-             "too many" if rated is None else len(rated), time.monotonic() - started)
     clusters = list(after.clusters)
-    topics = only(inv.topics, clusters).selectExpr("cluster", "topic", "partitions", "replication_factor AS rf")
-    cand = _candidates(spark, inv, clusters, topics, bs, decl, full)
-    reps = _replicas(spark, inv.partitions, bs, decl)
-    rows = _uniform_rows(cand)
-    if bs.mixed_values():
-        rows = rows.unionByName(_per_replica_rows(spark, cand, reps, bs))
-    rows = _rate(spark, rows, rated).select(*TOPIC_COLS)
+    bs = broker_side(facts.brokers, facts.dynamic, facts.static, after, facts.min_rf)
+    cands = candidates(bs, declared_overrides(facts.declared_live, after), clusters, facts.rfs_of, full=full)
+    log.info("impact: broker side and %d rated candidate changes on the driver in %.2fs", len(cands),
+             time.monotonic() - started)
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
-    # with sizes the rows are read three times (their topics, partial partitions, the join): cache them
+    per_topic = _per_topic(spark, inv, sizes, cands)
+    return Changes(per_topic, sizes is not None, bs, facts, clusters, spark)
+
+
+def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
+    """A row per topic of a cluster with candidates, with its entries (changed keys); topics without any
+    entry are dropped."""
+    from pyspark.sql import functions as F
+
+    wanted = sorted(c for c, x in cands.by_cluster.items() if x) + sorted({c for c, _ in cands.by_topic})
+    clusters = sorted(set(wanted))
+    topics = _topics(spark, inv, sizes, cands, clusters)
+    lists = _lists(spark, inv, sizes, cands)
+    by_cluster = local_df(spark, sorted(cands.by_cluster.items()), f"cluster STRING, ccands ARRAY<{CAND_DDL}>")
+    t = (topics.join(lists.hint("shuffle_hash"), ["cluster", "topic"], "left")
+         .join(F.broadcast(by_cluster), "cluster", "left"))
+    declared = F.coalesce(F.size("dcands"), F.lit(0)) > 0
+    cand = F.when(declared, F.flatten("dcands")).otherwise(F.coalesce("ccands", F.array().cast(f"array<{CAND_DDL}>")))
+    reps = F.coalesce("reps", F.array().cast("array<struct<partition:int,replicas:array<int>>>"))
+    t = t.select("cluster", "topic", "partitions", "rf", "shield", "topic_bytes", reps.alias("reps"), "psizes",
+                 cand.alias("cands"))
+    t = t.select("*", F.array_sort(F.array_distinct(F.flatten(F.transform("reps", lambda p: p["replicas"]))))
+                 .alias("hosts"))
+    entries = F.filter(F.transform("cands", _entry), lambda x: x["hit"])
+    t = t.select("*", entries.alias("entries")).drop("cands", "shield").filter(F.size("entries") > 0)
+    return t
+
+
+def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates,
+            clusters: list[str]) -> DataFrame:
+    """(cluster, topic, partitions, rf, shield, topic_bytes): topics, shields and sizes in one shuffle and one
+    hash aggregate. `shield`: the topic's overridden candidate keys as a bit set (`candidates.key_index`)."""
+    from pyspark.sql import functions as F
+
+    none = F.lit(None)
+    cols = ("cluster", "topic", "partitions", "rf", "present", "shield", "size")
+    topics = only(inv.topics, clusters).select(
+        "cluster", "topic", "partitions", F.col("replication_factor").alias("rf"), F.lit(1).alias("present"),
+        F.lit(0).cast("long").alias("shield"), none.cast("long").alias("size"))
+    index = F.array(*[F.lit(k) for k in key_index()])
+    shields = only(inv.configs, clusters).filter(
+        (F.col("entity_type") == "topics") & pair_in(spark, "cluster", "key", cands.pairs)).select(
+        "cluster", F.col("entity").alias("topic"), none.cast("int").alias("partitions"), none.cast("int").alias("rf"),
+        F.lit(0).alias("present"), F.call_function("shiftleft", F.lit(1).cast("long"),
+                                             (F.array_position(index, F.col("key")) - 1).cast("int"))
+        .alias("shield"), none.cast("long").alias("size"))
+    union = topics.unionByName(shields)
     if sizes is not None:
-        rows = rows.cache()
-        _CACHED.append(rows)
-    rows = _with_bytes(rows, sizes)
-    # cached, partitioned by topic: the summary's unions within a topic need no further shuffle (its sections
-    # prune different columns, so without the cache Spark would not reuse one exchange but compute them again)
-    rows = rows.repartition("cluster", "topic").cache()
-    _CACHED.append(rows)
-    hosts = _override_hosts(spark, reps, bs, decl)
-    return Changes(rows, hosts, sizes is not None, bs, facts, clusters, spark)
+        union = union.unionByName(sizes.select(
+            "cluster", "topic", none.cast("int").alias("partitions"), none.cast("int").alias("rf"),
+            F.lit(0).alias("present"), F.lit(0).cast("long").alias("shield"), F.col("size_bytes").alias("size")))
+    return union.select(*cols).groupBy("cluster", "topic").agg(
+        F.max("present").alias("present"), F.max("partitions").alias("partitions"), F.max("rf").alias("rf"),
+        F.bit_or("shield").alias("shield"), F.sum("size").alias("topic_bytes"),
+    ).filter(F.col("present") == 1).drop("present")
 
 
-COVERED_SCHEMA = ("cluster STRING, key STRING, changed BOOLEAN, uniform BOOLEAN, cvb STRING, cva STRING, "
-                  "default_value STRING")
-
-
-def _key_facts(bs: BrokerSide, cluster: str, key: str) -> tuple[bool, bool, str | None, str | None, str | None]:
-    """(changed at the broker side, uniform, value before, value after, Kafka's default) of (cluster, key)."""
-    uniform, changed, vb, va = bs.topic_keys.get((cluster, key), (True, False, None, None))
-    return changed, uniform, vb, va, _defaults().get(key)
-
-
-@functools.cache
-def _defaults() -> dict[str, str | None]:
-    return {r[0]: r[3] for r in K.key_rows() if r[1]}
-
-
-def _candidates(spark: SparkSession, inv: Inventory, clusters: list[str], topics: DataFrame, bs: BrokerSide,
-                decl: DeclaredOverrides, full: bool) -> DataFrame:
-    """Every topic × every key changed at the broker side, with its live override (a shield) and, for a declared
-    topic, its override after; plus the declared topics' changed overrides of other keys; each with the
-    broker-side facts of its (cluster, key) and the key's default. Small tables go as few broadcasts as possible
-    (each one is a Spark job): the covered (cluster, key) pairs, the declared topics, the other changes."""
+def _lists(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
+    """(cluster, topic, reps, psizes, dcands): per topic the replicas and partition sizes of the topics that
+    need them (clusters with a mixed key, declared topics whose hosts count) and the declared topics'
+    candidates, as lists (one shuffle; these topics are few)."""
     from pyspark.sql import functions as F
 
-    pairs = [(c, k) for c in clusters for k in K.topic_keys()] if full else [
-        (c, k) for c, k, *_ in bs.changed_pairs()]
-    covered = local_df(spark, [(c, k, *_key_facts(bs, c, k)) for c, k in pairs], COVERED_SCHEMA)
-    ovr = only(inv.configs, clusters).filter(F.col("entity_type") == "topics").select(
-        "cluster", F.col("entity").alias("topic"), "key", F.col("value").alias("ob"))
-    shields = ovr.filter(pair_in(spark, "cluster", "key", pairs))  # a predicate: no broadcast job
-    keys_of = {c: {k for cc, k in pairs if cc == c} for c in clusters} if not full else None
-    after_maps: dict[tuple[str, str], dict[str, str]] = {t: {} for t in decl.topics}
-    for c, t, k, v in decl.after_values:
-        if keys_of is None or k in keys_of.get(c, ()):
-            after_maps.setdefault((c, t), {})[k] = v
-    declared = local_df(spark, [(c, t, m) for (c, t), m in sorted(after_maps.items())],
-                        "cluster STRING, topic STRING, oa_map MAP<STRING, STRING>")
-    c1 = (
-        topics.join(F.broadcast(covered), "cluster")
-        .join(shields, ["cluster", "topic", "key"], "left")
-        .join(F.broadcast(declared), ["cluster", "topic"], "left")
-        .withColumn("oa", F.when(F.col("oa_map").isNotNull(), F.col("oa_map")[F.col("key")]).otherwise(F.col("ob")))
-        .withColumn("src", F.when(F.col("changed"), F.lit("broker")).otherwise(F.lit("override")))
-        .select(*CAND, *_FACT_COLS)
-    )
-    covered_set = set(pairs)
-    others = [(c, t, k, ob, oa, *_key_facts(bs, c, k)[1:]) for c, t, k, ob, oa in decl.changed
-              if (c, k) not in covered_set]
-    if not others:
-        return c1
-    c2 = local_df(spark, others, "cluster STRING, topic STRING, key STRING, ob STRING, oa STRING, uniform BOOLEAN, "
-                                 "cvb STRING, cva STRING, default_value STRING")
-    c2 = c2.join(topics, ["cluster", "topic"]).withColumn("src", F.lit("override")).select(*CAND, *_FACT_COLS)
-    return c1.unionByName(c2)
+    none = F.lit(None)
+    rep_t, size_t = "struct<partition:int,replicas:array<int>>", "struct<partition:int,size:bigint>"
+    need = is_in(spark, "cluster", cands.replica_clusters) | pair_in(spark, "cluster", "topic", cands.replica_topics)
+    union = only(inv.partitions, sorted({*cands.replica_clusters, *(c for c, _ in cands.replica_topics)})).filter(
+        need).select("cluster", "topic", F.struct("partition", "replicas").alias("rep"),
+                     none.cast(size_t).alias("psize"), none.cast(f"array<{CAND_DDL}>").alias("dc"))
+    if sizes is not None:
+        union = union.unionByName(sizes.filter(need).select(
+            "cluster", "topic", none.cast(rep_t).alias("rep"),
+            F.struct("partition", F.col("size_bytes").alias("size")).alias("psize"),
+            none.cast(f"array<{CAND_DDL}>").alias("dc")))
+    declared = local_df(spark, [(c, t, x) for (c, t), x in sorted(cands.by_topic.items())],
+                        f"cluster STRING, topic STRING, dc ARRAY<{CAND_DDL}>")
+    union = union.unionByName(declared.select("cluster", "topic", none.cast(rep_t).alias("rep"),
+                                              none.cast(size_t).alias("psize"), "dc"))
+    return union.groupBy("cluster", "topic").agg(
+        F.collect_list("rep").alias("reps"), F.collect_list("psize").alias("psizes"),
+        F.collect_list("dc").alias("dcands"))
 
 
-_FACT_COLS = ("uniform", "cvb", "cva", "default_value")
-
-
-def _uniform_rows(cand: DataFrame) -> DataFrame:
-    """Uniform broker side: one value per topic, every partition affected."""
+def _rating(rrf: Column, rv: Column, rf: Column) -> Column:
+    """The rating of a pair for the topic's replication factor (keys not rated by it have only -1)."""
     from pyspark.sql import functions as F
 
-    before = F.coalesce("ob", "cvb", "default_value")
-    after = F.coalesce("oa", "cva", "default_value")
-    return (
-        cand.filter("uniform").select("*", before.alias("before"), after.alias("after"))
-        .filter(~_same(F.col("before"), F.col("after")))
-        .select(*ROW_COLS[:-2], F.lit(None).cast("int").alias("partition"), F.lit(None).cast("int").alias("broker"))
-    )
+    def at(k: Column) -> Column:
+        return F.get(rv, F.array_position(rrf, k) - 1)
+
+    return F.coalesce(at(F.coalesce(rf, F.lit(NO_RF))), at(F.lit(NO_RF)))
 
 
-def _same(a: Column, b: Column) -> Column:
-    """Null-safe equality of two effective values; LIST values as sets (as `brokerside.same` on the driver)."""
+def _entry(e: Column) -> Column:
+    """A candidate on one topic row: does it hit, which partitions and brokers, values shown, rules, risk."""
     from pyspark.sql import functions as F
 
-    from reconciler.impact.riskexpr import norm
+    shielded = (e["idx"] >= 0) & (F.call_function("shiftright", F.col("shield"), e["idx"]).bitwiseAND(F.lit(1)) == 1)
+    uniform = e["uniform"]
+    rated = _rating(e["rrf"], e["rv"], F.col("rf"))
+    hit_brokers = F.filter("hosts", lambda b: F.array_contains(e["hb"], b))
 
-    is_list = F.col("key").isin(list(K.list_keys()))
-    return F.when(is_list, norm(a).eqNullSafe(norm(b)) & (a.isNull() == b.isNull())).otherwise(a.eqNullSafe(b))
+    def per_broker(b: Column) -> Column:
+        return F.get(e["hv"], F.array_position(e["hb"], b) - 1)
+
+    shown = per_broker(F.get(hit_brokers, 0))
+    part_ids = F.array_sort(F.transform(F.filter("reps", lambda p: F.arrays_overlap(p["replicas"], e["hb"])),
+                                        lambda p: p["partition"]))
+    mask = F.aggregate(hit_brokers, F.lit(0).cast("long"), lambda acc, b: acc.bitwiseOR(
+        _rating(per_broker(b)["rrf"], per_broker(b)["rv"], F.col("rf"))["mask"]))
+    level = F.array_max(F.transform(hit_brokers, lambda b: _rating(
+        per_broker(b)["rrf"], per_broker(b)["rv"], F.col("rf"))["level"]))
+    hit = ~shielded & F.when(uniform, e["changed"]).otherwise(F.size(hit_brokers) > 0)
+    fields = {
+        "key": e["key"], "src": e["src"],
+        "before": F.when(uniform, e["vb"]).otherwise(shown["vb"]),
+        "after": F.when(uniform, e["va"]).otherwise(shown["va"]),
+        "part_ids": F.when(~uniform, part_ids), "brokers": F.when(~uniform, hit_brokers),
+        "mask": F.when(uniform, rated["mask"]).otherwise(mask),
+        "level": F.when(uniform, rated["level"]).otherwise(level),
+        "own": e["own"], "hit": hit,
+    }
+    return F.struct(*[v.alias(k) for k, v in fields.items()])
 
 
-def _replicas(spark: SparkSession, partitions: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
-    """(cluster, topic, partition, broker) of every topic of a cluster whose broker side differs between brokers,
-    and of the declared topics whose override changes (to count the brokers hosting them). The partitions table is
-    the inventory's largest: it is scanned once (only the row groups of those clusters, column-pruned) and the
-    replicas are cached, since both the per-replica rows and the hosts read them."""
+def parts_of(ids: Column) -> Column:
+    """Partitions a change hits: all of the topic's (ids null) or the listed ones."""
     from pyspark.sql import functions as F
 
-    mixed = sorted({r[0] for r in bs.mixed_values()})
-    listed = sorted({(c, t) for c, t, *_ in decl.changed if c not in mixed})
-    wanted = only(partitions, sorted(set(mixed) | {c for c, _ in listed}))
-    if listed:
-        wanted = wanted.filter(is_in(spark, "cluster", mixed) | pair_in(spark, "cluster", "topic", listed))
-    reps = wanted.select("cluster", "topic", "partition", F.explode("replicas").alias("broker")).cache()
-    _CACHED.append(reps)
-    return reps
+    return F.when(ids.isNull(), F.col("partitions")).otherwise(F.size(ids)).cast("long")
 
 
-def _per_replica_rows(spark: SparkSession, cand: DataFrame, reps: DataFrame, bs: BrokerSide) -> DataFrame:
-    """Mixed broker side: one row per (topic, key, replica) whose value changes on that replica's broker."""
+def bytes_of(ids: Column, sizes_known: bool) -> Column:
+    """Bytes of the partitions a change hits (the whole topic when ids is null); null without sizes."""
     from pyspark.sql import functions as F
 
-    values = local_df(spark, bs.mixed_values(), "cluster STRING, broker INT, key STRING, vb STRING, va STRING")
-    return (
-        cand.filter(~F.col("uniform")).join(reps, ["cluster", "topic"])
-        .join(F.broadcast(values), ["cluster", "broker", "key"])
-        .select("*", F.coalesce("ob", "vb").alias("before"), F.coalesce("oa", "va").alias("after"))
-        .filter(~_same(F.col("before"), F.col("after")))
-        .select(*ROW_COLS)
-    )
-
-
-def _rate(spark: SparkSession, rows: DataFrame, rated: list[tuple[Any, ...]] | None) -> DataFrame:
-    """Rules and risk from the driver's ratings (a broadcast join), or per row when the pairs were too many;
-    then per-replica rows folded to one row per (topic, key): the lowest broker's values, all partitions."""
-    from pyspark.sql import functions as F
-
-    if rated is None:
-        from reconciler.impact.riskexpr import applicable, rule_mask, with_rules
-
-        keys = [r[0] for r in rows.select("key").distinct().collect()]
-        rows = with_rules(rows, "key", "before", "after", "rf", applicable(keys))
-        rows = rows.withColumn("mask", rule_mask(F.col("rules")))
-    else:
-        table = local_df(spark, rated, RATED_SCHEMA)
-        rk = F.when(F.col("key").isin(rf_keys()), F.coalesce(F.col("rf"), F.lit(NO_RF))).otherwise(F.lit(NO_RF))
-        rows = rows.select("*", F.coalesce("before", F.lit(NULL)).alias("_bk"),
-                           F.coalesce("after", F.lit(NULL)).alias("_ak"), rk.alias("_rk"))
-        rows = rows.join(F.broadcast(table), ["key", "_bk", "_ak", "_rk"], "left").drop("_bk", "_ak", "_rk")
-    rows = rows.withColumn("risk_level", severity(F.col("risk")))
-    whole = rows.filter(F.col("broker").isNull()).select(
-        *ROW_COLS[:-2], F.lit(None).cast("array<int>").alias("part_ids"),
-        F.lit(None).cast("array<int>").alias("brokers"), "rules", "mask", "risk_level")
-    per_topic = rows.filter(F.col("broker").isNotNull()).groupBy("cluster", "topic", "key").agg(
-        F.first("partitions").alias("partitions"), F.first("rf").alias("rf"), F.first("src").alias("src"),
-        F.min_by(F.struct("before", "after"), F.col("broker")).alias("shown"),
-        F.array_sort(F.collect_set("partition")).alias("part_ids"),
-        F.array_sort(F.collect_set("broker")).alias("brokers"),
-        F.bit_or("mask").alias("mask"),  # the union of the rules, without an array per replica
-        F.max("risk_level").alias("risk_level"),
-    ).select("*", F.col("shown.before").alias("before"), F.col("shown.after").alias("after"),
-             rules_of_mask(F.col("mask")).alias("rules")).drop("shown")
-    return whole.unionByName(per_topic).withColumn("risk", risk_name(F.col("risk_level"))).drop("risk_level")
-
-
-def _override_hosts(spark: SparkSession, reps: DataFrame, bs: BrokerSide, decl: DeclaredOverrides) -> DataFrame:
-    """(cluster, key, broker): the brokers hosting a declared topic whose own override changes its effective value
-    where the broker side of that key is uniform and unchanged. The driver knows these (cluster, topic, key) from
-    the manifests and the first query (as `_uniform_rows` finds them in Spark); their hosts are their replicas.
-    The other hosts come with the topic rows: per-replica rows carry their brokers, and where the broker side
-    changes uniformly every broker of the cluster is a hit already, through the broker rows."""
-    from pyspark.sql import functions as F
-
-    from reconciler.impact.brokerside import same
-
-    lists = set(K.list_keys())
-    hits = []
-    for c, t, k, ob, oa in decl.changed:
-        changed, uniform, vb, va, default = _key_facts(bs, c, k)
-        before = next((v for v in (ob, vb, default) if v is not None), None)  # coalesce, as in Spark
-        after = next((v for v in (oa, va, default) if v is not None), None)
-        if uniform and not changed and not same(before, after, k in lists):
-            hits.append((c, t, k))
-    table = local_df(spark, hits, "cluster STRING, topic STRING, key STRING")
-    return F.broadcast(table).join(reps, ["cluster", "topic"]).select("cluster", "key", "broker").distinct()
-
-
-def _with_bytes(rows: DataFrame, sizes: DataFrame | None) -> DataFrame:
-    """Add `topic_bytes` (the whole topic), `bytes` (the row's affected partitions) and, for rows that affect only
-    some partitions, `psizes` (partition -> bytes: the summary's unions across keys need them)."""
-    from pyspark.sql import functions as F
-
-    if sizes is None:
-        none = F.lit(None).cast("long")
-        return (rows.withColumn("topic_bytes", none).withColumn("bytes", none)
-                .withColumn("psizes", F.lit(None).cast("map<int,bigint>")))
-    # sizes is the big table (one row per partition): read once, semi-joined to the affected topics
-    affected = rows.groupBy("cluster", "topic").agg(F.max(F.col("part_ids").isNotNull()).alias("_some"))
-    sized = sizes.join(affected, ["cluster", "topic"])
-    whole = sized.groupBy("cluster", "topic").agg(F.sum("size_bytes").alias("topic_bytes"))
-    partial = rows.filter(F.col("part_ids").isNotNull()).select(
-        "cluster", "topic", "key", F.explode("part_ids").alias("partition"))
-    per_row = partial.join(sized.filter("_some").drop("_some"), ["cluster", "topic", "partition"]).groupBy(
-        "cluster", "topic", "key").agg(F.sum("size_bytes").alias("part_bytes"),
-                                       F.map_from_entries(F.collect_list(F.struct("partition", "size_bytes")))
-                                       .alias("psizes"))
-    rows = rows.join(whole, ["cluster", "topic"], "left").join(per_row, ["cluster", "topic", "key"], "left")
-    bytes_ = F.when(F.col("part_ids").isNull(), F.coalesce("topic_bytes", F.lit(0))).otherwise(
-        F.coalesce("part_bytes", F.lit(0)))
-    return rows.withColumn("bytes", bytes_.cast("long")).drop("part_bytes")
+    if not sizes_known:
+        return F.lit(None).cast("long")
+    psizes = F.coalesce("psizes", F.array().cast("array<struct<partition:int,size:bigint>>"))
+    listed = F.aggregate(F.filter(psizes, lambda z: F.array_contains(ids, z["partition"])),
+                         F.lit(0).cast("long"), lambda acc, z: acc + z["size"])
+    return F.when(ids.isNull(), F.coalesce("topic_bytes", F.lit(0))).otherwise(listed).cast("long")

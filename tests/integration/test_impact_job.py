@@ -120,19 +120,7 @@ def results(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     write_outputs(out["files"], out["summary"], changes)
     out["full"] = summarize(spark, compute_changes(spark, read_inventory(spark, with_sizes), AFTER, full=True))
     out["plain"] = summarize(spark, compute_changes(spark, read_inventory(spark, without), AFTER))
-    from reconciler.impact import ratings
-
-    limit, ratings.LIMIT = ratings.LIMIT, 0  # too many value pairs: every row is rated by Spark expressions
-    try:
-        out["per_row"] = summarize(spark, compute_changes(spark, read_inventory(spark, with_sizes), AFTER))
-    finally:
-        ratings.LIMIT = limit
     return out
-
-
-def test_rating_rows_in_spark_gives_the_same_report(results: dict[str, Any]) -> None:
-    """The fallback for fleets with more value pairs than the driver rates: the same rules as Spark columns."""
-    assert results["per_row"] == results["summary"]
 
 
 def test_totals(results: dict[str, Any]) -> None:

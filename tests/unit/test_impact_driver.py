@@ -1,5 +1,5 @@
 """The impact job's driver side (pure Python): broker-side precedence, the declared topics' overrides, and the
-risk ratings of value pairs, which must cover every pair a topic row can hold and agree with the plan's rules."""
+candidate changes with their values and risk, which must agree with the plan's rules."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import itertools
 
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import broker_side, same
+from reconciler.impact.candidates import NO_RF, candidates, rf_keys
+from reconciler.impact.keys import topic_keys
 from reconciler.impact.overrides import declared_overrides
-from reconciler.impact.ratings import NO_RF, NULL, rated_rows, rf_keys
-from reconciler.impact.riskexpr import mask_of, rules_of
-from reconciler.model import EntityRef
+from reconciler.impact.riskexpr import rules_of
+from reconciler.model import RISK_ORDER, EntityRef
 from reconciler.risk import assess, fired_rules
 
 D = "<default>"
@@ -75,30 +76,47 @@ def test_declared_overrides_follow_ownership() -> None:
     assert ("c", "t", "min.insync.replicas", "2") in d.after_values  # ignoreKeys: the live value stays
 
 
-def test_ratings_cover_every_pair_and_match_the_plan() -> None:
-    """Every (before, after) a topic row can hold (broker side, declared live and after overrides, defaults) is
-    rated, with the same rules `risk.assess` gives a topic change."""
+def test_candidates_resolve_values_and_ratings_on_the_driver() -> None:
+    """Every candidate change carries its values before and after (overrides, broker side, Kafka's default) and
+    its rating per replication factor, with the same rules `risk.assess` gives that topic change."""
     dyn = [("c", D, "log.retention.ms", "1000"), ("c", D, "min.insync.replicas", "1")]
     a = after(configs=[("c", "brokers", D, "log.retention.ms", "10"), ("c", "brokers", D, "min.insync.replicas", "3"),
                        ("c", "topics", "t", "cleanup.policy", "compact")],
               declared=[("c", "brokers", D), ("c", "topics", "t")])
     live = [("c", "t", "retention.ms", "50"), ("c", "t", "cleanup.policy", "delete")]
     bs = broker_side([("c", 1)], dyn, [], a, {"c": 2})
-    rated = rated_rows(bs, live, a, {2, 3})
-    assert rated is not None
-    table = {(k, b, x, rf): (rules, risk) for k, b, x, rf, rules, _mask, risk in rated}
-    assert all(mask == mask_of(r[4]) and rules_of(mask) == list(r[4]) for r in rated for mask in [r[5]])
-    for before, after_ in [("1000", "10"), ("50", "10"), ("delete", "compact"), ("50", "604800000")]:
-        key = "cleanup.policy" if before == "delete" else "retention.ms"
-        assert (key, before, after_, NO_RF) in table
-    assert ("min.insync.replicas", "1", "3", 2) in table and "min.insync.replicas" in rf_keys()
-    for (key, b, x, rf), (rules, risk) in table.items():
-        before, after_ = (None if v == NULL else v for v in (b, x))
-        expected, _ = assess(key, "~", before, after_, entity=EntityRef("topics", "t"),
-                             topic_rf=None if rf == NO_RF else rf)
-        assert risk == expected, (key, before, after_, rf)
-        assert list(rules) == list(fired_rules(key, before, after_, topic=True, rf=None if rf == NO_RF else rf))
-    assert table[("min.insync.replicas", "1", "3", 2)][0] == ["min-isr-above-rf", "min-isr-raised"]
+    got = candidates(bs, declared_overrides(live, a), ["c"], {"c": {2, 3}})
+    undeclared = {x["key"]: x for x in got.by_cluster["c"]}
+    assert {k: (x["vb"], x["va"], x["idx"] >= 0) for k, x in undeclared.items()} == {
+        "retention.ms": ("1000", "10", True), "min.insync.replicas": ("1", "3", True)}
+    assert undeclared["min.insync.replicas"]["rrf"] == [NO_RF, 2, 3] and "min.insync.replicas" in rf_keys()
+    assert undeclared["retention.ms"]["rrf"] == [NO_RF]  # no rule of it depends on the replication factor
+    # the declared topic: its overrides are applied (retention.ms dropped: the broker side's after value)
+    declared = {x["key"]: x for x in got.by_topic[("c", "t")]}
+    assert {k: (x["vb"], x["va"], x["src"], x["own"]) for k, x in declared.items()} == {
+        "retention.ms": ("50", "10", "broker", False), "min.insync.replicas": ("1", "3", "broker", False),
+        "cleanup.policy": ("delete", "compact", "override", True)}
+    assert got.pairs == [("c", "min.insync.replicas"), ("c", "retention.ms")] and got.replica_topics == [("c", "t")]
+    for x in [*undeclared.values(), *declared.values()]:
+        for rf, rating in zip(x["rrf"], x["rv"], strict=True):
+            topic_rf = None if rf == NO_RF else rf
+            expected, _ = assess(x["key"], "~", x["vb"], x["va"], entity=EntityRef("topics", "t"), topic_rf=topic_rf)
+            assert rating["level"] == RISK_ORDER[expected], (x["key"], rf)
+            assert rules_of(rating["mask"]) == list(fired_rules(x["key"], x["vb"], x["va"], topic=True, rf=topic_rf))
+    assert rules_of(undeclared["min.insync.replicas"]["rv"][1]["mask"]) == ["min-isr-above-rf", "min-isr-raised"]
+
+
+def test_mixed_broker_side_lists_the_brokers_where_a_value_changes() -> None:
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", "1", "log.retention.ms", "5")]
+    a = after(configs=[("c", "brokers", D, "log.retention.ms", "10")], declared=[("c", "brokers", D)])
+    bs = broker_side([("c", 1), ("c", 2), ("c", 3)], dyn, [], a, {"c": 1})
+    got = candidates(bs, declared_overrides([], a), ["c"], {})
+    [x] = got.by_cluster["c"]
+    assert not x["uniform"] and x["hb"] == [2, 3]  # broker 1 keeps its own 5
+    assert [(v["vb"], v["va"]) for v in x["hv"]] == [("1000", "10"), ("1000", "10")]
+    assert got.replica_clusters == ["c"]
+    every = candidates(bs, declared_overrides([], a), ["c"], {}, full=True).by_cluster["c"]
+    assert [x["key"] for x in every] == list(topic_keys())  # unchanged ones too: Spark drops them
 
 
 def test_list_values_compare_as_sets() -> None:
