@@ -80,7 +80,8 @@ def _facts(t: DataFrame, sizes_known: bool) -> DataFrame:
     est = F.array_max(F.transform(stats, lambda s: _deletion(s["key"], s["before"], s["after"], s["bytes"],
                                                               s["parts"])))
     parts, size = _union(F.col("entries"), sizes_known)
-    topic = F.array(_fact("topics", level, parts=parts, size=size, level=level, est=est))
+    topic = F.when(F.size("entries") > 0, F.array(_fact("topics", level, parts=parts, size=size, level=level,
+                                                         est=est))).otherwise(F.array().cast(f"array<{FACT_DDL}>"))
     mask = F.aggregate("entries", F.lit(0).cast("long"), lambda acc, x: acc.bitwiseOR(x["mask"]))
     names = F.array(*[F.lit(r) for r in RULES])
 
@@ -95,8 +96,7 @@ def _facts(t: DataFrame, sizes_known: bool) -> DataFrame:
     hosts = F.flatten(F.transform("entries", lambda x: F.transform(
         F.coalesce(x["brokers"], F.when(x["own"], F.col("hosts")), F.array().cast("array<int>")),
         lambda b: _fact("hosts", x["key"], broker=b, topics=0))))
-    every = F.concat(keys, topic, rules, hosts).cast(f"array<{FACT_DDL}>")
-    return t.select("cluster", F.inline(every))
+    return t.select("cluster", F.inline(F.concat(keys, topic, rules, hosts)))
 
 
 def _samples(t: DataFrame, sample: int) -> DataFrame:
