@@ -364,6 +364,9 @@ def targets(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
     lines = ["| target | topics | measured | verdict |", "|---|---:|---:|---|"]
     for topics, g in rows:
         p, f, b = g["project"], g["floor"], g.get("python")
+        most = max((_get(p, run, "stages") or 0) for run in ("cold", "warm")) if _ok(p) else None
+        lines.append(f"| stages per run ≤ 10 (first and warm run) | {topics:,} | "
+                     f"{'a run failed' if most is None else most} | {_mark(most is not None and most <= 10)} |")
         lines.append(_ratio("warm job ÷ minimal warm ≤ 1.5", topics, _get(p, "warm", "s"), _get(f, "warm", "s"),
                             lambda x: x <= 1.5))
         lines.append(_ratio("whole CLI ÷ minimal whole ≤ 1.3", topics, _get(g["cli"], "whole_s"),

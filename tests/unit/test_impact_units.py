@@ -17,7 +17,6 @@ from reconciler.impact.gitbase import _minimal
 from reconciler.impact.html import render_html
 from reconciler.impact.inventory import SCHEMAS, SENSITIVE, live_rows, static_rows
 from reconciler.impact.report import BUDGET, render_json, render_markdown
-from reconciler.impact.riskexpr import applicable
 from reconciler.model import (
     BrokerRegistration,
     ClusterSpec,
@@ -115,15 +114,6 @@ def test_after_rows_follow_ownership_inputs() -> None:
                                       ("c1", "topics", "t"), ("c1", "topics", "u")]
     assert after.static == [("c1", "1", "log.retention.hours", "24")] == static_rows(state)
     assert sorted(after.topics) == [("c1", "t", 3, None), ("c1", "u", None, None)]
-
-
-def test_rules_come_from_the_plan_lookup() -> None:
-    rules = applicable(["retention.ms", "log.retention.ms", "listener.name.ext.ssl.keystore.password",
-                        "num.io.threads", "custom.key"])
-    assert rules["retention.ms"] == rules["log.retention.ms"] == ["retention-lowered"]
-    assert rules["listener.name.ext.ssl.keystore.password"] == ["credential-changed"]
-    assert rules["num.io.threads"] == ["threads-reduced"]
-    assert rules["custom.key"] == []  # the any-key fallback rates plan operations only
 
 
 def summary(keys: int = 2) -> dict[str, Any]:
