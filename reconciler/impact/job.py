@@ -101,9 +101,7 @@ def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, can
     """A row per topic of a cluster with candidates, with its entries (changed keys, often none)."""
     from pyspark.sql import functions as F
 
-    wanted = sorted(c for c, x in cands.by_cluster.items() if x) + sorted({c for c, _ in cands.by_topic})
-    clusters = sorted(set(wanted))
-    topics = _topics(spark, inv, sizes, cands, clusters)
+    topics = _topics(spark, inv, sizes, cands)
     lists = _lists(spark, inv, sizes, cands)
     by_cluster = local_df(spark, sorted(cands.by_cluster.items()), f"cluster STRING, ccands ARRAY<{CAND_DDL}>")
     t = (topics.join(lists.hint("shuffle_hash"), ["cluster", "topic"], "left")
@@ -121,15 +119,19 @@ def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, can
     return t.select("*", entries.alias("entries")).drop("cands", "shield")
 
 
-def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates,
-            clusters: list[str]) -> DataFrame:
+def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
     """(cluster, topic, partitions, rf, shield, topic_bytes): topics, shields and sizes in one shuffle and one
-    hash aggregate. `shield`: the topic's overridden candidate keys as a bit set (`candidates.key_index`)."""
+    hash aggregate; every topic of a cluster with candidates, and the declared topics elsewhere. `shield`: the
+    topic's overridden candidate keys as a bit set (`candidates.key_index`)."""
     from pyspark.sql import functions as F
 
     none = F.lit(None)
     cols = ("cluster", "topic", "partitions", "rf", "present", "shield", "size")
-    topics = only(inv.topics, clusters).select(
+    whole = sorted(c for c, x in cands.by_cluster.items() if x)
+    declared = [ct for ct in cands.by_topic if ct[0] not in cands.by_cluster or not cands.by_cluster[ct[0]]]
+    clusters = sorted({*whole, *(c for c, _ in declared)})
+    wanted = is_in(spark, "cluster", whole) | pair_in(spark, "cluster", "topic", declared)
+    topics = only(inv.topics, clusters).filter(wanted).select(
         "cluster", "topic", "partitions", F.col("replication_factor").alias("rf"), F.lit(1).alias("present"),
         F.lit(0).cast("long").alias("shield"), none.cast("long").alias("size"))
     index = F.array(*[F.lit(k) for k in key_index()])
@@ -141,7 +143,7 @@ def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands:
         .alias("shield"), none.cast("long").alias("size"))
     union = topics.unionByName(shields)
     if sizes is not None:
-        union = union.unionByName(sizes.select(
+        union = union.unionByName(sizes.filter(wanted).select(
             "cluster", "topic", none.cast("int").alias("partitions"), none.cast("int").alias("rf"),
             F.lit(0).alias("present"), F.lit(0).cast("long").alias("shield"), F.col("size_bytes").alias("size")))
     return union.select(*cols).groupBy("cluster", "topic").agg(
