@@ -1,10 +1,11 @@
 """The "after" side of an impact: the manifests of the changed clusters as small row lists.
 
 What apply would leave in ZooKeeper follows the plan's ownership rules (SPEC §3, `reconciler.diff`), which the job
-applies to the inventory with joins: a declared entity's config becomes exactly the declared one, except
-`policy.ignoreKeys` (live values stay, declared ones are never written) and the replication throttles
-(kept unless declared); undeclared entities stay as they are, unless `policy.prune` removes undeclared
-broker entities (topics are never pruned). Only brokers and topics entities matter for effective configs.
+applies to the inventory's rows on the driver (`after_apply`, used by `brokerside` and `overrides`): a declared
+entity's config becomes exactly the declared one, except `policy.ignoreKeys` (live values stay, declared ones
+are never written) and the replication throttles (kept unless declared); undeclared entities stay as they are,
+unless `policy.prune` removes undeclared broker entities (topics are never pruned). Only brokers and topics
+entities matter for effective configs.
 Pure Python.
 """
 
@@ -18,21 +19,17 @@ from reconciler.catalog import Catalog, load_catalog
 from reconciler.impact.inventory import entity_name, static_rows, stored_value
 from reconciler.model import REPLICATION_THROTTLE_KEYS, DesiredState, EntityRef
 
-CONFIG_SCHEMA = "cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING"
-DECLARED_SCHEMA = "cluster STRING, entity_type STRING, entity STRING"
-POLICY_SCHEMA = "cluster STRING, prune BOOLEAN, ignore_keys ARRAY<STRING>"
-STATIC_SCHEMA = "cluster STRING, broker STRING, key STRING, value STRING"
-TOPIC_SCHEMA = "cluster STRING, topic STRING, partitions INT, replication_factor INT"
-
 
 @dataclass
 class AfterRows:
     clusters: list[str] = field(default_factory=list)
-    configs: list[tuple[Any, ...]] = field(default_factory=list)  # declared values, ignoreKeys dropped
-    declared: list[tuple[Any, ...]] = field(default_factory=list)  # declared entities (even if empty)
-    policies: list[tuple[Any, ...]] = field(default_factory=list)
-    static: list[tuple[Any, ...]] = field(default_factory=list)
-    topics: list[tuple[Any, ...]] = field(default_factory=list)  # declared topics (creations, increases)
+    # (cluster, entity_type, entity, key, value): declared values, ignoreKeys dropped
+    configs: list[tuple[Any, ...]] = field(default_factory=list)
+    declared: list[tuple[Any, ...]] = field(default_factory=list)  # (cluster, entity_type, entity), even if empty
+    policies: list[tuple[Any, ...]] = field(default_factory=list)  # (cluster, prune, ignore_keys)
+    static: list[tuple[Any, ...]] = field(default_factory=list)  # (cluster, broker, key, value)
+    # (cluster, topic, partitions, replication_factor): declared topics (creations, increases)
+    topics: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = None) -> AfterRows:

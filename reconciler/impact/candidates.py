@@ -53,9 +53,10 @@ class Candidates:
         return sum(map(len, self.by_cluster.values())) + sum(map(len, self.by_topic.values()))
 
 
-def rf_keys() -> list[str]:
+@functools.cache
+def rf_keys() -> frozenset[str]:
     """Topic keys whose rating depends on the replication factor."""
-    return [k for k in K.topic_keys() if any(r.kind == "above_rf" and r.keys for r in rules_for_key(k))]
+    return frozenset(k for k in K.topic_keys() if any(r.kind == "above_rf" and r.keys for r in rules_for_key(k)))
 
 
 @functools.cache
@@ -72,13 +73,8 @@ def _rate(key: str, before: str | None, after: str | None, rf: int | None) -> di
 
 def _rating(key: str, before: str | None, after: str | None, rfs: Iterable[int]) -> dict[str, list[Any]]:
     """`rrf`/`rv`: the rating of the pair for each replication factor it depends on."""
-    by_rf = [NO_RF, *sorted(set(rfs))] if key in _rf_keys() else [NO_RF]
+    by_rf = [NO_RF, *sorted(set(rfs))] if key in rf_keys() else [NO_RF]
     return {"rrf": by_rf, "rv": [_rate(key, before, after, None if rf == NO_RF else rf) for rf in by_rf]}
-
-
-@functools.cache
-def _rf_keys() -> frozenset[str]:
-    return frozenset(rf_keys())
 
 
 def _first(*values: str | None) -> str | None:
@@ -86,12 +82,11 @@ def _first(*values: str | None) -> str | None:
 
 
 def _cand(key: str, src: str, uniform_values: tuple[str | None, str | None] | None,
-          per_broker: Mapping[int, tuple[str | None, str | None]], rfs: Iterable[int], *, idx: int,
-          own: bool = False) -> Cand:
+          per_broker: Mapping[int, tuple[str | None, str | None]], rfs: Iterable[int], *, idx: int) -> Cand:
     """One candidate: uniform when `uniform_values` is given, else per broker (only brokers where it changes)."""
     is_list = key in K.list_keys()
     cand: Cand = {"key": key, "idx": idx, "src": src, "uniform": uniform_values is not None, "changed": False,
-                  "own": own, "vb": None, "va": None, "rrf": [], "rv": [], "hb": [], "hv": []}
+                  "own": False, "vb": None, "va": None, "rrf": [], "rv": [], "hb": [], "hv": []}
     if uniform_values is not None:
         vb, va = uniform_values
         cand |= {"vb": vb, "va": va, "changed": not same(vb, va, is_list)}
@@ -104,6 +99,13 @@ def _cand(key: str, src: str, uniform_values: tuple[str | None, str | None] | No
             cand["hb"].append(b)
             cand["hv"].append({"vb": vb, "va": va, **_rating(key, vb, va, rfs)})
     return cand
+
+
+def _broker_facts(bs: BrokerSide, cluster: str, key: str, default: str | None
+                  ) -> tuple[bool, bool, str | None, str | None]:
+    """(uniform across brokers, changed anywhere, before, after) of a topic key's broker side; a key no layer
+    sets is Kafka's default on every broker, before and after."""
+    return bs.topic_keys.get((cluster, key), (True, False, default, default))
 
 
 def _hits(cand: Cand) -> bool:
@@ -127,7 +129,7 @@ def candidates(bs: BrokerSide, decl: DeclaredOverrides, clusters: Iterable[str],
         covered[c] = list(K.topic_keys()) if full else changed_keys.get(c, [])
         out.by_cluster[c] = []
         for k in covered[c]:
-            uniform, broker_changed, vb, va = bs.topic_keys.get((c, k), (True, False, defaults[k], defaults[k]))
+            uniform, broker_changed, vb, va = _broker_facts(bs, c, k, defaults[k])
             cand = _cand(k, "broker" if broker_changed else "override", (vb, va) if uniform else None,
                          per_broker.get((c, k), {}), rfs.get(c, set()), idx=key_index()[k])
             if full or _hits(cand):
@@ -162,7 +164,7 @@ def _declared(bs: BrokerSide, decl: DeclaredOverrides, covered: Mapping[str, lis
                 continue  # not a topic config Kafka knows: no effective value to change
             ob = live[(c, t)].get(k, after[(c, t)].get(k))  # unchanged overrides are the same after
             oa = after[(c, t)].get(k)
-            uniform, broker_changed, vb, va = bs.topic_keys.get((c, k), (True, False, defaults[k], defaults[k]))
+            uniform, broker_changed, vb, va = _broker_facts(bs, c, k, defaults[k])
             src = "broker" if broker_changed else "override"
             if uniform:
                 cand = _cand(k, src, (_first(ob, vb), _first(oa, va)), {}, rfs.get(c, set()), idx=-1)

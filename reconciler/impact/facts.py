@@ -31,14 +31,15 @@ class Facts:
     dynamic: list[Row] = field(default_factory=list)  # (cluster, entity, key, value): brokers entities
     static: list[Row] = field(default_factory=list)  # (cluster, broker, key, value)
     declared_live: list[Row] = field(default_factory=list)  # (cluster, topic, key, value) of declared topics
-    topics: dict[str, tuple[int, int, int | None]] = field(default_factory=dict)  # cluster -> (n, partitions, min rf)
+    topics: dict[str, tuple[int, int]] = field(default_factory=dict)  # cluster -> (topics, partitions)
     rfs_of: dict[str, set[int]] = field(default_factory=dict)  # cluster -> its topics' replication factors
     created: int = 0
     grown: int = 0
 
     @property
     def min_rf(self) -> dict[str, int | None]:
-        return {c: t[2] for c, t in self.topics.items()}
+        """cluster -> the lowest replication factor of its topics (None when none is known)."""
+        return {c: min(self.rfs_of.get(c, ()), default=None) for c in self.topics}
 
     @property
     def present(self) -> set[str]:
@@ -118,12 +119,10 @@ def _rfs(rows: list[dict[str, Any]]) -> dict[str, set[int]]:
     return out
 
 
-def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int | None]]:
-    """cluster -> (topics, partitions, lowest replication factor) from rows per (cluster, replication factor)."""
-    out: dict[str, tuple[int, int, int | None]] = {}
+def _per_cluster(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """cluster -> (topics, partitions) from rows per (cluster, replication factor)."""
+    out: dict[str, tuple[int, int]] = {}
     for r in rows:
-        n, parts, low = out.get(r["cluster"], (0, 0, None))
-        rf = r["rf"]
-        low = rf if low is None else low if rf is None else min(low, rf)
-        out[r["cluster"]] = (n + r["n"], parts + int(r["partitions"] or 0), low)
+        n, parts = out.get(r["cluster"], (0, 0))
+        out[r["cluster"]] = (n + r["n"], parts + int(r["partitions"] or 0))
     return out

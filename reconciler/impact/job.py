@@ -37,11 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _CACHED: list[DataFrame] = []  # the topic rows this module cached last (released by the next run)
-TOPIC_COLS = ("cluster", "topic", "key", "partitions", "rf", "src", "before", "after", "part_ids", "brokers",
-              "rules", "mask", "risk", "topic_bytes", "bytes")  # mask: the rules as a bit set (riskexpr.mask_of)
 BROKER_SCHEMA = ("cluster STRING, broker INT, key STRING, topic_key STRING, before STRING, after STRING, "
                  "rules ARRAY<STRING>, risk STRING")
-ENTRY = ("key", "src", "before", "after", "part_ids", "brokers", "mask", "level", "own")
 
 
 @dataclass
@@ -61,7 +58,7 @@ class Changes:
     @property
     def topics(self) -> DataFrame:
         """(cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, mask, risk,
-        topic_bytes, bytes): one row per changed (topic, key)."""
+        topic_bytes, bytes): one row per changed (topic, key); mask: the rules as a bit set (riskexpr.mask_of)."""
         from pyspark.sql import functions as F
 
         t = self.per_topic.select("*", F.explode("entries").alias("e"))
@@ -128,9 +125,8 @@ def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands:
     none = F.lit(None)
     cols = ("cluster", "topic", "partitions", "rf", "present", "shield", "size")
     whole = sorted(c for c, x in cands.by_cluster.items() if x)
-    declared = [ct for ct in cands.by_topic if ct[0] not in cands.by_cluster or not cands.by_cluster[ct[0]]]
-    clusters = sorted({*whole, *(c for c, _ in declared)})
-    wanted = is_in(spark, "cluster", whole) | pair_in(spark, "cluster", "topic", declared)
+    elsewhere = [ct for ct in cands.by_topic if not cands.by_cluster.get(ct[0])]
+    clusters, wanted = _clusters_or_topics(spark, whole, elsewhere)
     topics = only(inv.topics, clusters).filter(wanted).select(
         "cluster", "topic", "partitions", F.col("replication_factor").alias("rf"), F.lit(1).alias("present"),
         F.lit(0).cast("long").alias("shield"), none.cast("long").alias("size"))
@@ -160,10 +156,10 @@ def _lists(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: 
 
     none = F.lit(None)
     rep_t, size_t = "struct<partition:int,replicas:array<int>>", "struct<partition:int,size:bigint>"
-    need = is_in(spark, "cluster", cands.replica_clusters) | pair_in(spark, "cluster", "topic", cands.replica_topics)
-    union = only(inv.partitions, sorted({*cands.replica_clusters, *(c for c, _ in cands.replica_topics)})).filter(
-        need).select("cluster", "topic", F.struct("partition", "replicas").alias("rep"),
-                     none.cast(size_t).alias("psize"), none.cast(f"array<{CAND_DDL}>").alias("dc"))
+    clusters, need = _clusters_or_topics(spark, cands.replica_clusters, cands.replica_topics)
+    union = only(inv.partitions, clusters).filter(need).select(
+        "cluster", "topic", F.struct("partition", "replicas").alias("rep"), none.cast(size_t).alias("psize"),
+        none.cast(f"array<{CAND_DDL}>").alias("dc"))
     if sizes is not None:
         union = union.unionByName(sizes.filter(need).select(
             "cluster", "topic", none.cast(rep_t).alias("rep"),
@@ -176,6 +172,14 @@ def _lists(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: 
     return union.groupBy("cluster", "topic").agg(
         F.collect_list("rep").alias("reps"), F.collect_list("psize").alias("psizes"),
         F.collect_list("dc").alias("dcands"))
+
+
+def _clusters_or_topics(spark: SparkSession, clusters: list[str], topics: list[tuple[str, str]]
+                        ) -> tuple[list[str], Column]:
+    """Every topic of `clusters` and the listed (cluster, topic) elsewhere: the clusters to read (row groups to
+    skip) and the predicate on (cluster, topic)."""
+    return (sorted({*clusters, *(c for c, _ in topics)}),
+            is_in(spark, "cluster", clusters) | pair_in(spark, "cluster", "topic", topics))
 
 
 def _rating(rrf: Column, rv: Column, rf: Column) -> Column:
