@@ -7,7 +7,10 @@ what a PR can edit, `plan --git-base` takes these from the base revision and nev
 * `spec.zookeeper` (connect string, auth, TLS, session timeout, setAcl, reconcilerPath) and
   `spec.passwordEncoder`: the live read goes to the base's ZooKeeper with the base's credentials;
 * every secret reference (`{secret: {env|file}}`): resolved only where the base has the very same
-  reference for the same entity and key, read from the base's tree; any other is compared as `unknown`.
+  reference for the same entity and key, read from the base's tree; any other is compared as `unknown`;
+* every sealed value (`{encoded: ...}`): decrypted with the base's encoder secret only where the base has the
+  very same text for the same entity and key. Any other is never decrypted (`unknown`, or `unchanged` when it is
+  the very text stored): decrypting what a PR supplies would make the comment a padding/decoding oracle.
 
 A PR that changes them is told so prominently ("takes effect after merge; not used by this check"). A
 cluster that is new in the PR has no trusted settings: it is validated and planned against an empty
@@ -76,16 +79,19 @@ def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
 
 
 def _secret_refs(state: DesiredState) -> dict[tuple[EntityRef, str], tuple[SecretRef, str]]:
-    """(entity, key) -> (reference, directory of the manifest naming it) for every env/file reference."""
+    """(entity, key) -> (reference, directory of the manifest naming it) for every secret reference and sealed
+    value (a sealed value's directory does not matter: it names no file)."""
     out: dict[tuple[EntityRef, str], tuple[SecretRef, str]] = {}
     for ref, entity in state.entities.items():
         for key, value in entity.config.items():
-            if isinstance(value.value, SecretRef) and value.value.encoded is None:
-                out[(ref, key)] = (value.value, _source_dir(value.source))
+            if isinstance(value.value, SecretRef):
+                out[(ref, key)] = (value.value, _source_dir(value.value, value.source))
     return out
 
 
-def _source_dir(source: SourceRef | None) -> str:
+def _source_dir(secret: SecretRef, source: SourceRef | None) -> str:
+    if secret.encoded is not None:
+        return ""
     return str(PurePosixPath(source.file).parent) if source else ""
 
 
@@ -110,7 +116,8 @@ def plan_pull_request(
     allowed = _secret_refs(base)
 
     def trusted_secret(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:
-        return allowed.get((ref, key)) == (secret, _source_dir(source))
+        # SecretRef equality compares a sealed value's text exactly: one changed byte (an edited IV) is untrusted
+        return allowed.get((ref, key)) == (secret, _source_dir(secret, source))
 
     with cluster_client(base.cluster, trusted.root) as client:
         live = with_applied_passwords(client, desired, read_live_state(client, head.cluster.name, read_scope(desired)))

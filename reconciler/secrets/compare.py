@@ -94,8 +94,8 @@ TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], bool]
 def compare_secrets(
     desired: DesiredState, live: LiveState, root: Path, trusted_secret: TrustedSecret | None = None
 ) -> SecretComparison:
-    """`trusted_secret(entity, key, ref, source)`: may this env/file reference be resolved (a pull request's
-    plan resolves only the references its base revision has)? None: all may."""
+    """`trusted_secret(entity, key, ref, source)`: may this reference be resolved, or this sealed value be
+    decrypted (a pull request's plan trusts only what its base revision has for the same key)? None: all may."""
     out = SecretComparison()
     encoders: Encoders | None = None
     for ref, entity in desired.entities.items():
@@ -103,14 +103,11 @@ def compare_secrets(
         for key, value in entity.config.items():
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
                 continue
-            if (trusted_secret is not None and value.value.encoded is None
-                    and not trusted_secret(ref, key, value.value, value.source)):
-                out.warnings.append(f"{key} on {ref.display}: its secret reference is new in this pull request: "
-                                    "not resolved by this check (takes effect after merge); shown as unknown")
-                out.states[(ref, key)] = SecretState("unknown")
+            stored = live_entity.config[key]
+            if trusted_secret is not None and not trusted_secret(ref, key, value.value, value.source):
+                out.states[(ref, key)] = _untrusted(ref, key, value.value, stored, out.warnings)
                 continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
-            stored = live_entity.config[key]
             if encoders.current is None and not _same_as_stored(value.value, stored):
                 out.states[(ref, key)] = _without_secret(ref, key, value.value, stored, live, out)
                 continue
@@ -125,6 +122,20 @@ def compare_secrets(
                 out.states[(ref, key)] = SecretState("unknown")
     out.summarise(encoders.problem if encoders is not None else None)
     return out
+
+
+def _untrusted(ref: EntityRef, key: str, wanted: SecretRef, stored: str, warnings: list[str]) -> SecretState:
+    """A reference the trusted base does not have for this key (a pull request's own): never resolved, and a
+    sealed value never decrypted, so that nothing in the output, the exit code or the time taken depends on
+    whether it would decode. Only a sealed value that is the very text stored is known to be unchanged (a
+    comparison of ciphertext, as a plan without the encoder secret makes)."""
+    if _same_as_stored(wanted, stored):
+        return SecretState("unchanged")
+    what = "sealed value" if wanted.encoded is not None else "secret reference"
+    how = "decrypted" if wanted.encoded is not None else "resolved"
+    warnings.append(f"{key} on {ref.display}: its {what} is new in this pull request: not {how} by this check "
+                    "(takes effect after merge); shown as unknown")
+    return SecretState("unknown")
 
 
 def _same_as_stored(wanted: SecretRef, stored: str) -> bool:

@@ -6,7 +6,9 @@ resolved (symlinks followed) and refused unless the result is inside the reposit
 directories the operator approves for secret files through the environment (`RECONCILER_SECRET_DIRS`,
 `os.pathsep`-separated; e.g. a mounted Kubernetes secret), never through a manifest. The file must be a
 regular file (not a FIFO, a device such as /dev/zero, or a directory) and is read up to a size bound.
-Errors name the path as written, never the target of a link and never the content.
+Errors name the path as written, never the target of a link and never the content. A path that leads outside
+those directories gets one message whatever is there: resolving it never looks beyond them (`confine`), so
+"does not exist", "permission denied" and "outside" cannot be told apart from outside (a PR's oracle).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError, clip, printable
@@ -27,34 +30,92 @@ class FileAccessError(ReconcilerError):
 
 
 def approved_secret_dirs() -> tuple[Path, ...]:
-    """The operator's directories for secret files (`RECONCILER_SECRET_DIRS`), resolved; never from a manifest."""
+    """The operator's directories for secret files (`RECONCILER_SECRET_DIRS`), as written (`confine` resolves
+    them, and lets a path reach them through the links they are written with); never from a manifest."""
     raw = os.environ.get(SECRET_DIRS_ENV, "")
-    return tuple(Path(p).resolve() for p in raw.split(os.pathsep) if p.strip())
+    return tuple(Path(p).absolute() for p in raw.split(os.pathsep) if p.strip())
 
 
 def _inside(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
 
 
+MAX_LINKS = 40  # symbolic links followed in one path (Linux's MAXSYMLINKS)
+
+
+def _outside_error(name: str, allowed: Sequence[Path]) -> FileAccessError:
+    where = "the repository" + (f" or {SECRET_DIRS_ENV}" if allowed else "")
+    return FileAccessError(f"{name} is outside {where} (after resolving symbolic links); refusing to read it")
+
+
+@dataclass(frozen=True)
+class _Roots:
+    """The directories a path may resolve into (resolved), and the directories that lead to them: their
+    ancestors, resolved and as written (which may pass through the operator's own symbolic links, such as
+    /var/run -> /run). Only these are ever looked at while resolving."""
+
+    inside: tuple[Path, ...]
+    leading: frozenset[Path]
+
+    @classmethod
+    def of(cls, written: Sequence[Path]) -> _Roots:
+        inside = tuple(dict.fromkeys(r.resolve() for r in written))
+        leading: set[Path] = set()
+        for r in (*inside, *(Path(os.path.normpath(r.absolute())) for r in written)):
+            leading.update((r, *r.parents))
+        return cls(inside, frozenset(leading))
+
+    def holds(self, path: Path) -> bool:
+        return any(_inside(path, r) for r in self.inside)
+
+
+def _walk(path: Path, roots: _Roots, name: str, allowed: Sequence[Path]) -> Path:
+    """`path` with every symbolic link resolved, one component at a time, never looking at anything that is
+    neither inside a root nor on the way to one: as soon as the walk leaves them, the one "outside" error,
+    whatever is or is not there (so the messages are no oracle for the rest of the filesystem)."""
+    # a relative path starts at the working directory, which the kernel reports resolved
+    current = Path(path.anchor) if path.is_absolute() else Path.cwd()
+    pending = list(reversed(path.parts[1:] if path.is_absolute() else path.parts))
+    links = 0
+    while pending:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        if not roots.holds(candidate) and candidate not in roots.leading:
+            raise _outside_error(name, allowed)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except FileNotFoundError:
+            raise FileAccessError(f"{name} does not exist") from None
+        except OSError as exc:  # permission denied on a directory, a file used as a directory
+            raise FileAccessError(f"{name} cannot be resolved: {_reason(exc)}") from None
+        if not stat.S_ISLNK(mode):
+            current = candidate
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            raise FileAccessError(f"{name} cannot be resolved: too many levels of symbolic links")
+        target = Path(os.readlink(candidate))
+        if target.is_absolute():
+            current = Path(target.anchor)
+        pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    if not roots.holds(current):
+        raise _outside_error(name, allowed)
+    return current
+
+
 def confine(path: Path, root: Path, *, shown: str, allowed: Sequence[Path] = ()) -> Path:
     """`path` with every symlink resolved, if that lies inside `root` or one of `allowed`; else FileAccessError.
 
-    `shown` is how the path is named in the error (as the manifest writes it).
+    `shown` is how the path is named in the error (as the manifest writes it). A path that leads outside them
+    gets one message whatever is there (nothing, a file, a directory it may not enter, a link): the walk stops
+    where it leaves them and never looks further. Inside, the messages say what is wrong.
     """
-    name = printable(clip(shown))
-    try:
-        real = path.resolve(strict=True)
-    except FileNotFoundError:
-        raise FileAccessError(f"{name} does not exist") from None
-    except (OSError, RuntimeError) as exc:  # a symlink loop, permission denied on a directory
-        raise FileAccessError(f"{name} cannot be resolved: {_reason(exc)}") from None
-    roots = [root.resolve(), *allowed]
-    if not any(_inside(real, r) for r in roots):
-        where = "the repository" + (f" or {SECRET_DIRS_ENV}" if allowed else "")
-        raise FileAccessError(
-            f"{name} is outside {where} (after resolving symbolic links); refusing to read it"
-        )
-    return real
+    return _walk(path, _Roots.of([root, *allowed]), printable(clip(shown)), allowed)
 
 
 def read_regular(path: Path, limit: int, *, shown: str) -> bytes:
