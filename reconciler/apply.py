@@ -1,6 +1,8 @@
 """The apply use case: a plan is guarded (destructive changes, maxDeletes, password rotation), its secrets
 resolved and its passwords encoded as the brokers will decode them, then executed exactly, under the cluster's lock
-(`zk.write.apply_plan`). `apply PLAN` reads only the cluster's settings of the manifests (`load_apply_settings`).
+(`zk.write.apply_plan`). `apply PLAN` reads the cluster's settings of the manifests (`load_apply_settings`) and,
+when the plan changes a password, the secret references they name: a plan's reference is resolved only when it
+is the one the manifests name for that entity and key (`check_named_secrets`), never because a plan file says so.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from kazoo.client import KazooClient
 
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
 from reconciler.manifests.validate import load_settings
-from reconciler.model import DEFAULT_ENTITY, ApplySettings, ClusterSettings, EntityRef, Secret
+from reconciler.model import DEFAULT_ENTITY, ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.plan import Change, Plan
+from reconciler.secrets.check import NamedSecrets, named_secrets, secret_changes, unnamed_secrets
 from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import EncoderParams, decode
 from reconciler.secrets.refs import resolve
 from reconciler.secrets.rotation import rotated_passwords
-from reconciler.workflow import cluster_client, now_utc
+from reconciler.workflow import cluster_client, load_desired, now_utc
 from reconciler.zk.lock import Notify, default_lock_wait
 from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
 
@@ -95,17 +98,49 @@ def encoder_for_cluster(desired: ClusterSettings, root: Path) -> Callable[[Entit
     return encoder_for
 
 
-def _secret_resolver(desired: ClusterSettings, root: Path) -> Callable[[Change, EntityRef], Secret]:
+def load_named_secrets(root: Path, clusters: Sequence[str]) -> dict[str, NamedSecrets]:
+    """The secret references each cluster's manifests name now (`apply PLAN` checks the plan's against them);
+    raises ValidationError when the manifests are invalid."""
+    states, _ = load_desired(root, clusters)
+    return {name: named_secrets(state) for name, state in states.items()}
+
+
+def named_for(plan: Plan, desired: ClusterSettings, root: Path) -> NamedSecrets:
+    """What the manifests name for `plan`'s cluster: from `desired` when it is a desired state (apply CLUSTER,
+    reconcile), else read now (a plan file's apply; only when the plan changes a password)."""
+    if isinstance(desired, DesiredState):
+        return named_secrets(desired)
+    if next(secret_changes(plan), None) is None:
+        return {}
+    return load_named_secrets(root, [plan.cluster]).get(plan.cluster, {})
+
+
+def check_named_secrets(plan: Plan, named: NamedSecrets) -> None:
+    """Refuse, before anything is resolved or written, a plan whose secret references are not the manifests'."""
+    problems = unnamed_secrets(plan, named)
+    if problems:
+        raise ReconcilerError(f"{len(problems)} problem(s) with the passwords to apply: nothing was written",
+                              problems)
+
+
+def _secret_resolver(
+    desired: ClusterSettings, root: Path, named: NamedSecrets
+) -> Callable[[Change, EntityRef], Secret]:
+    """Resolves what the manifests name for a change's entity and key (from their directory), never a reference
+    taken from the plan alone: the plan's must be that very one (`check_named_secrets`)."""
     encoders = cluster_encoders(desired.cluster, root)
 
     def resolve_change(change: Change, ref: EntityRef) -> Secret:
-        if change.secret is None:
-            raise SecretError(f"{change.key} on {ref.display}: the plan carries no secret reference")
-        if change.secret.encoded is not None:
+        wanted = named.get((ref, change.key))
+        if change.secret is None or wanted is None or wanted.value != change.secret:
+            raise SecretError(f"{change.key} on {ref.display}: the plan's secret reference is not the one the "
+                              "manifests name for it")
+        secret = change.secret
+        if secret.encoded is not None:
             if encoders.current is None:
                 raise SecretError(f"{change.key} on {ref.display}: {encoders.problem}")
-            return decode(change.secret.encoded, encoders.current)
-        return resolve(change.secret, base_dir(root, change.source), root)
+            return decode(secret.encoded, encoders.current)
+        return resolve(secret, base_dir(root, wanted.source), root)
 
     return resolve_change
 
@@ -123,12 +158,17 @@ def apply_cluster_plan(
     lock_timeout_s: float | None = None,
     notify: Notify | None = None,
     client: KazooClient | None = None,
+    named: NamedSecrets | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
     than the cluster's session timeout, so that a crashed apply's lock expires within the wait). `client`: a
-    session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened."""
+    session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened.
+    `named`: the secret references the cluster's manifests name (default: `named_for`); every one the plan
+    resolves must be among them."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
+    named = named_for(plan, desired, root) if named is None else named
+    check_named_secrets(plan, named)
     zk = desired.cluster.zookeeper
     tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
     if lock_timeout_s is not None:
@@ -148,7 +188,7 @@ def apply_cluster_plan(
             client,
             plan,
             encoder_for=encoder_for_cluster(desired, root),
-            resolve_secret=_secret_resolver(desired, root),
+            resolve_secret=_secret_resolver(desired, root, named),
             audit=audit,
             options=options,
             audit_log=audit_log,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reconciler.errors import clip
 from reconciler.model import (
     RISK_ORDER,
     ChangeOp,
@@ -348,26 +349,31 @@ def plan_from_json(text: str) -> Plan:
     return plan_from_dict(json.loads(text))
 
 
-def plans_from_json(text: str) -> list[Plan]:
-    """Read a plan file (the JSON renderer's output: {"formatVersion", "plans": [...]}, or one plan).
+def plans_from_json(text: str, parsed: Any = None) -> list[Plan]:
+    """Read a plan file (the JSON renderer's output: {"formatVersion", "plans": [...]}, or one plan); `parsed`:
+    `text` already parsed (and checked against the plan-file schema: `manifests.planfile.read_plans`).
 
-    Every plan's id is recomputed: a hand-edited plan file is refused rather than applied.
+    Every plan's id is recomputed: an accidental or careless edit is refused rather than applied. The id is an
+    unkeyed hash, not a signature: whoever can write the file can recompute it. What apply resolves is
+    therefore never taken from the file alone: every secret reference must be the one the manifests name
+    for that key at apply time (`secrets.check.unnamed_secrets`).
     """
-    raw = json.loads(text)
+    raw = json.loads(text) if parsed is None else parsed
     items = raw.get("plans", [raw]) if isinstance(raw, dict) else None
-    if not isinstance(items, list):
-        raise ValueError("not a plan file: expected an object with a 'plans' list")
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise ValueError("not a plan file: expected an object with a 'plans' list of plans")
     plans: list[Plan] = []
     for item in items:
         plan = plan_from_dict(item)
         # The file's own JSON is what `plan --out` hashed, so it is checked first (a third of the cost of
         # rebuilding the canonical form); the canonical form still accepts a file whose JSON is laid out
         # differently (an optional field written out, numbers as 3.0) but means the same plan. The id is an
-        # integrity check against edits, not a signature: either way the content decides what is applied.
+        # integrity check against accidental edits, not a signature: either way the content decides what is
+        # applied, and apply checks its secret references against the manifests.
         if plan.plan_id != _content_id(item) and plan.plan_id != compute_plan_id(plan):
             raise ValueError(
-                f"plan for cluster {plan.cluster} does not match its id {plan.plan_id!r}: the file was edited "
-                "after planning; run `reconciler plan` again"
+                f"plan for cluster {clip(plan.cluster)} does not match its id {clip(plan.plan_id, 64)!r}: the file "
+                "was edited after planning; run `reconciler plan` again"
             )
         plans.append(plan)
     return plans

@@ -151,12 +151,13 @@ def render_plans(plans: Sequence[Any], fmt: str) -> str:
 
 
 def read_plan_file(path: Path) -> list[Any]:
-    """The plans of a file written by `plan --out`, refused when unreadable or edited (id mismatch)."""
+    """The plans of a file written by `plan --out`, refused when unreadable, malformed (its JSON Schema) or
+    edited (id mismatch)."""
     from reconciler.errors import ReconcilerError
-    from reconciler.plan import plans_from_json
+    from reconciler.manifests.planfile import read_plans
 
     try:
-        return plans_from_json(path.read_text(encoding="utf-8"))
+        return read_plans(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or type(exc).__name__
         raise ReconcilerError(f"cannot read plan file {path}: {reason}") from None

@@ -76,7 +76,7 @@ def apply(
     allow_dirty: bool, allow_secret_rotation: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
-    from reconciler.apply import apply_cluster_plan, default_audit_log, guard, load_apply_settings
+    from reconciler.apply import apply_cluster_plan, default_audit_log, guard, load_apply_settings, named_for
     from reconciler.render.text import apply_summary
     from reconciler.secrets.check import plan_secret_problems
 
@@ -96,7 +96,9 @@ def apply(
         return
     for p in pending:
         guard(p, states[p.cluster], allow_destructive, allow_secret_rotation)
-    missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo)]
+    # a plan's secret references must be the ones the manifests name for their keys now (a plan file is data)
+    named = {p.cluster: named_for(p, states[p.cluster], obj.repo) for p in pending}
+    missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo, named[p.cluster])]
     if missing:  # all of them, before anything is written
         raise ReconcilerError(f"{len(missing)} problem(s) with the passwords to apply: nothing was written", missing)
     if not auto_approve:
@@ -117,7 +119,8 @@ def apply(
         with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
             result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
                                         allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
-                                        progress=phase.update, lock_timeout_s=lock_timeout, notify=notify)
+                                        progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
+                                        named=named[p.cluster])
             phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
                        f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
     click.echo(apply_summary(pending), err=True)
