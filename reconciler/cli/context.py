@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from reconciler.errors import Diagnostic, has_errors
+from reconciler.errors import Diagnostic, has_errors, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,13 +35,28 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
+class _EscapingFormatter(logging.Formatter):
+    """A record's message on one line, control and bidi characters escaped (`errors.printable`): log
+    arguments carry cluster names, paths, keys and values. A traceback keeps its lines, each escaped. The
+    stream behind stderr (`cli/plain.CommandSafeStream`) then keeps any line from being a workflow command."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return "\n".join(printable(line) for line in super().formatException(ei).split("\n"))
+
+    def formatStack(self, stack_info: str) -> str:
+        return "\n".join(printable(line) for line in super().formatStack(stack_info).split("\n"))
+
+
 def configure_logging(verbose: int) -> None:
     """Log level from -v (-vv: debug). kazoo's logger is silenced unless -v: an unreachable ZooKeeper
     is one error line, not a dozen reconnect warnings."""
     root = logging.getLogger()
     if not any(isinstance(h, _CurrentStderr) for h in root.handlers):
         handler = _CurrentStderr()
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     root.setLevel(logging.WARNING - 10 * min(verbose, 2))
     logging.getLogger("kazoo").setLevel(logging.NOTSET if verbose else logging.CRITICAL)
@@ -103,6 +118,7 @@ def _rich_console(stream: TextIO, no_color: bool) -> Console:
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:
     """Diagnostics to stderr; `github` adds workflow annotations so they show on the PR's lines."""
+    from reconciler.cli.plain import write_workflow_command
     from reconciler.render.github import annotation
 
     for d in diags:
@@ -110,8 +126,8 @@ def emit_diagnostics(diags: Sequence[Diagnostic], fmt: str) -> None:
         if fmt == "github":
             message = d.message + (f" [{d.key}]" if d.key else "")
             src = d.source
-            click.echo(annotation(d.severity, message, src.file if src else None, src.line if src else None,
-                                  src.column if src else None), err=True)
+            write_workflow_command(annotation(d.severity, message, src.file if src else None,
+                                              src.line if src else None, src.column if src else None))
 
 
 def diagnostics_json(diags: Sequence[Diagnostic]) -> str:
@@ -238,5 +254,6 @@ def _lock_timeout(ctx: click.Context, param: click.Parameter, value: str | None)
 
 
 def notify(line: str) -> None:
-    """A progress line of a long step (waiting for the apply lock) on stderr."""
-    click.echo(line, err=True)
+    """A progress line of a long step (waiting for the apply lock) on stderr (it names the lock's holder,
+    read from ZooKeeper: escaped)."""
+    click.echo(printable(line), err=True)

@@ -73,10 +73,12 @@ def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        click.echo(f"warning: fleet impact failed: {exc}", err=True)
+        click.echo(printable(f"warning: fleet impact failed: {exc}"), err=True)
         return None
     if done.returncode not in (0, 2):
-        click.echo(f"warning: fleet impact exited {done.returncode}:\n{done.stderr.strip()}", err=True)
+        click.echo("\n".join(printable(line) for line in
+                             f"warning: fleet impact exited {done.returncode}:\n{done.stderr.strip()}".split("\n")),
+                   err=True)
         return None
     return done.stdout
 
@@ -111,13 +113,15 @@ def plan_git_base(
         for notice in said:
             click.echo(printable(f"warning: {name}: {notice}"), err=True)
     if fmt == "github":
+        from reconciler.cli.plain import write_workflow_command
+
         for line in github_annotations(diags, plans, prefix):
-            click.echo(line, err=True)
+            write_workflow_command(line)
     if out is not None and not has_errors(diags):  # also when empty: a workflow can always keep it
         from reconciler.render.json import render_plan_file
 
         out.write_text(render_plan_file(plans), encoding="utf-8")
-        click.echo(f"plan written to {out}", err=True)
+        click.echo(printable(f"plan written to {out}"), err=True)
     if fmt == "markdown":
         wanted = inventory is not None and base is not None and selected
         impact = _impact_markdown(obj, base or "", inventory) if wanted and inventory is not None else None
@@ -144,7 +148,7 @@ def _plan_selected(
     """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
     secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
     from reconciler.gitops.prmode import plan_pull_request, trusted_base
-    from reconciler.manifests.validate import load_and_validate
+    from reconciler.manifests.validate import load_and_validate, operator_limits
     from reconciler.workflow import plan_cluster
 
     plans: list[Plan] = []
@@ -152,7 +156,8 @@ def _plan_selected(
     notices: dict[str, list[str]] = {}
     if not selected:
         return plans, failures, [], notices
-    _, states, diags = load_and_validate(repo, selected)
+    # the PR check reads what any author with push access wrote: the lower RECONCILER_PR_MAX_* bounds
+    _, states, diags = load_and_validate(repo, selected, operator_limits(pull_request=base is not None))
     if has_errors(diags):
         return plans, failures, diags, notices
     with ExitStack() as stack:
@@ -228,7 +233,7 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 
             def progress(outcome: Any) -> None:
                 if obj.verbose:
-                    click.echo(f"{outcome.cluster}: {outcome.status} ({outcome.seconds:.1f}s)", err=True)
+                    click.echo(printable(f"{outcome.cluster}: {outcome.status} ({outcome.seconds:.1f}s)"), err=True)
 
             return run_pass(source, args["only"], options, stop, progress)
     except ReconcilerError as exc:  # no manifests this pass (fetch failed, dirty tree): report, keep going

@@ -27,6 +27,7 @@ from reconciler.cli.help import WorkflowGroup, document
 from reconciler.cli.impact import impact, snapshot
 from reconciler.cli.importer import import_command
 from reconciler.cli.options import NO_COLOR_HELP, REPO_HELP, VERBOSE_HELP, accept_global_options
+from reconciler.cli.plain import command_safe_stdio, install_command_safe_stdio
 from reconciler.cli.plan import apply, plan
 from reconciler.cli.seal import seal
 from reconciler.cli.show import show
@@ -88,23 +89,26 @@ def _signals() -> Iterator[None]:
 
 def run(args: Sequence[str] | None = None) -> int:
     """Entry point that turns ReconcilerError into its exit code (for tests and `python -m`)."""
-    try:
-        with _signals():
-            main.main(args=list(args) if args is not None else None, standalone_mode=False)
-    except ReconcilerError as exc:
-        emit_diagnostics(exc.diagnostics, "text")
-        # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
-        click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
-        return int(exc.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("interrupted" if CANCELLED.is_set() else "aborted", err=True)
-        return int(ExitCode.ERROR)
-    except click.ClickException as exc:
-        exc.show()
-        return int(ExitCode.ERROR)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return int(ExitCode.OK)
+    # Every byte of stdout and stderr, whoever writes it, goes through the one sink that keeps manifest and
+    # repository text from becoming a GitHub workflow command (cli/plain.CommandSafeStream).
+    with command_safe_stdio():
+        try:
+            with _signals():
+                main.main(args=list(args) if args is not None else None, standalone_mode=False)
+        except ReconcilerError as exc:
+            emit_diagnostics(exc.diagnostics, "text")
+            # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
+            click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
+            return int(exc.exit_code)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("interrupted" if CANCELLED.is_set() else "aborted", err=True)
+            return int(ExitCode.ERROR)
+        except click.ClickException as exc:
+            exc.show()
+            return int(ExitCode.ERROR)
+        except SystemExit as exc:
+            return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+        return int(ExitCode.OK)
 
 
 def entry(args: Any = None) -> None:
@@ -114,6 +118,7 @@ def entry(args: Any = None) -> None:
     # 1,000,000). Collect rarely: nothing here relies on prompt collection of cycles. (The console script
     # only; `run` leaves an embedding process's GC alone.)
     gc.set_threshold(1_000_000, 50, 50)
+    install_command_safe_stdio()  # for the whole process: a traceback after `run` goes through it too
     code = run(args)
     _exit_without_teardown(code)
     raise SystemExit(code)

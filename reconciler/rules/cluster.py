@@ -10,11 +10,31 @@ ControllerEpochZNode, IsrChangeNotificationZNode, ProducerIdBlockZNode, LogDirEv
 DelegationTokenAuthZNode, ExtendedAclZNode, MigrationZNode, FeatureZNode, ++ ZkAclStore.securePaths: the
 literal and extended ACL stores and their change paths) plus `ConsumerPathZNode` (`/consumers`, the old
 consumers' path) and ZooKeeper's own reserved `/zookeeper`.
+
+One ZooKeeper ensemble holds many clusters, each under its own chroot, and a chroot can be any path: so a
+znode is inside *some* cluster's Kafka namespace as soon as any component of its server-side path (chroot
+included) is one of those names (`/kafka/pad/brokers/ids` is `/brokers/ids` of the cluster at `/kafka/pad`).
+The rule is therefore on components, not on the first one: neither the chroot nor `reconcilerPath` may name
+one at any depth. It is checked at validation (at the manifest's line) and again where the reconciler
+connects and creates its lock and audit znodes (`zk/session.py`, `zk/lock.py`, `zk/audit.py`).
+
+The connect string is parsed here, once, exactly as kazoo's client will read it (`kazoo.hosts.collect_hosts`:
+`urllib.parse.urlsplit("xxx://" + host_port)` per comma-separated entry, the chroot after the first `/`,
+`kazoo.protocol.paths.normpath`), in a grammar strict enough that nothing is read two ways: a host is a DNS
+name, a dotted-quad IPv4 address or a bracketed IPv6 address, with an optional decimal port in 1..65535.
+Userinfo (`a@b`), queries, fragments, percent signs, whitespace, control characters, empty entries, bare IPv6
+and the numeric forms a resolver reads as IPv4 (`127.1`, `0x7f.1`, `2130706433`, `010.0.0.1`) are refused.
+The allow-list (`zk/allowlist.py`) matches the parsed hosts, and `zk/session.py` hands kazoo the connect
+string rebuilt from them (`ConnectString.text`): what is checked is what is dialled.
 """
 
 from __future__ import annotations
 
-from reconciler.errors import Diagnostic
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from reconciler.errors import Diagnostic, clip, printable
 from reconciler.model import ClusterSettings
 
 KAFKA_ROOT_PATHS = (
@@ -28,26 +48,137 @@ MAX_ENCODER_ITERATIONS = 600_000
 ENCODER_KEY_LENGTHS = (128, 192, 256)
 
 
-def kafka_namespace_problem(path: str) -> str | None:
-    """Why `path` may not hold the reconciler's znodes, or None when it may."""
-    parts = [p for p in path.split("/") if p]
-    if not path.startswith("/") or not parts:
-        return f"reconcilerPath must be an absolute znode path below the root, not {path[:100]!r}"
+KAFKA_NAMESPACE_NAMES = frozenset(p.lstrip("/") for p in KAFKA_ROOT_PATHS)
+DEFAULT_PORT = 2181
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")  # what inet_aton would read as (part of) an address
+_ENTRY = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9.-]+))(?::(?P<port>[0-9]{1,5}))?")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectString:
+    """A ZooKeeper connect string as kazoo reads it: the (host, port) pairs it dials, and its chroot ("" for
+    none). Hosts are lower-case (kazoo's `urlsplit(...).hostname` is); IPv6 hosts without brackets."""
+
+    hosts: tuple[tuple[str, int], ...]
+    chroot: str
+
+    @property
+    def text(self) -> str:
+        """The connect string rebuilt from the parsed parts: what the client is given."""
+        return ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.hosts) + self.chroot
+
+
+def _host(entry: str) -> tuple[str, int]:
+    match = _ENTRY.fullmatch(entry)
+    if match is None:
+        raise ValueError("a host must be NAME[:PORT], IPv4[:PORT] or [IPv6][:PORT] (no user@, ?, #, %, spaces)")
+    port = int(match.group("port")) if match.group("port") is not None else DEFAULT_PORT
+    if not 1 <= port <= 65535:
+        raise ValueError("a port must be 1..65535")
+    if match.group("v6") is not None:
+        try:
+            ipaddress.IPv6Address(match.group("v6"))
+        except ValueError:
+            raise ValueError("a bracketed host must be an IPv6 address") from None
+        return match.group("v6"), port
+    name = match.group("name")
+    labels = name.split(".")
+    if not all(_LABEL.fullmatch(label) for label in labels) or len(name) > 253:
+        raise ValueError("a host name must be dot-separated labels of letters, digits and '-'")
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):
+        try:
+            canonical = str(ipaddress.IPv4Address(name))
+        except ValueError:
+            canonical = ""
+        if canonical != name:
+            raise ValueError("a numeric host must be a dotted-quad IPv4 address (resolvers read 127.1, 0x7f.1, "
+                             "2130706433 or 010.0.0.1 as other addresses)")
+    return name, port
+
+
+def parse_connect(connect: str) -> ConnectString:
+    """`connect` as kazoo's client will read it, or ValueError (a reason, without the text) when it is not in
+    the strict grammar of the module docstring."""
+    if not connect.isascii() or not connect.isprintable() or any(c.isspace() for c in connect):
+        raise ValueError("only printable ASCII without spaces may appear in a connect string")
+    hosts_part, _, chroot_part = connect.partition("/")
+    entries = hosts_part.lower().split(",")  # host names are case-insensitive; znode names are not
+    if any(not e for e in entries):
+        raise ValueError("empty host (a leading, trailing or doubled ',')")
+    hosts = tuple(_host(entry) for entry in entries)
+    return ConnectString(hosts, _chroot(chroot_part))
+
+
+def _chroot(text: str) -> str:
+    """kazoo's `normpath("/" + text)`: empty components dropped; '.' and '..' refused (kazoo raises too)."""
+    parts = [p for p in text.split("/") if p]
     if any(p in (".", "..") for p in parts):
-        return "reconcilerPath may not contain '.' or '..' segments"
-    top = "/" + parts[0]
-    if top in KAFKA_ROOT_PATHS:
-        return (f"reconcilerPath {path[:100]!r} is inside {top}, which Kafka owns (kafka.zk.ZkData): the "
-                "apply lock and audit entries would be read by brokers as their own; use e.g. /reconciler")
+        raise ValueError("the chroot may not contain '.' or '..' segments")
+    if any(p != p.strip() or not p.isprintable() for p in parts):
+        raise ValueError("the chroot may not contain spaces or control characters")
+    return "".join("/" + p for p in parts)
+
+
+def _namespace_component(parts: list[str]) -> tuple[str, str] | None:
+    """The first (prefix, name) where `name` is a Kafka namespace root under the chroot `prefix`."""
+    for i, part in enumerate(parts):
+        if part in KAFKA_NAMESPACE_NAMES:
+            return "".join("/" + p for p in parts[:i]), part
     return None
+
+
+def chroot_problem(chroot: str) -> str | None:
+    """Why a cluster may not live at `chroot` (it is inside another cluster's Kafka namespace), or None."""
+    found = _namespace_component([p for p in chroot.split("/") if p])
+    if found is None:
+        return None
+    prefix, name = found
+    return (f"the chroot {printable(clip(chroot, 100))!r} is inside {prefix}/{name}, which Kafka owns "
+            f"(kafka.zk.ZkData) for a cluster at {prefix or '/'} on the same ensemble: this cluster's znodes "
+            "would be read by that cluster's brokers as their own")
+
+
+def kafka_namespace_problem(path: str, chroot: str = "") -> str | None:
+    """Why `path` (relative to `chroot`) may not hold the reconciler's znodes, or None when it may.
+
+    Refused: a relative or empty path, '.', '..' or empty segments, and any path whose server-side form
+    (chroot + path) has a Kafka namespace root as a component at any depth: the reconciler's znodes would be
+    inside the namespace of a cluster whose chroot is the components before it."""
+    shown = printable(clip(path, 100))
+    parts = path.strip("/").split("/")
+    if not path.startswith("/") or not path.strip("/"):
+        return f"reconcilerPath must be an absolute znode path below the root, not {shown!r}"
+    if any(p in (".", "..", "") for p in parts):
+        return "reconcilerPath may not contain '.', '..' or empty segments"
+    if any(p != p.strip() or not p.isprintable() for p in parts):
+        return "reconcilerPath may not contain spaces or control characters"
+    found = _namespace_component([*(p for p in chroot.split("/") if p), *parts])
+    if found is None:
+        return None
+    prefix, name = found
+    where = f"/{name}" if not prefix else f"{prefix}/{name}, the /{name} of a cluster whose chroot is {prefix},"
+    return (f"reconcilerPath {shown!r}{' (in chroot ' + printable(clip(chroot, 100)) + ')' if chroot else ''} "
+            f"is inside {where} which Kafka owns (kafka.zk.ZkData): the apply lock and audit entries would be "
+            "read by brokers as their own; use e.g. /reconciler")
 
 
 def check_cluster(state: ClusterSettings) -> list[Diagnostic]:
     cluster = state.cluster
+    zk = cluster.zookeeper
     diags: list[Diagnostic] = []
-    problem = kafka_namespace_problem(cluster.zookeeper.reconciler_path)
-    if problem is not None:
-        diags.append(Diagnostic("error", problem, cluster.source, "reconcilerPath"))
+    where = zk.source or cluster.source
+    try:
+        chroot = parse_connect(zk.connect).chroot
+    except ValueError as exc:
+        diags.append(Diagnostic("error", f"zookeeper.connect {printable(clip(zk.connect, 200))!r} is refused: {exc}",
+                                where, "connect"))
+        chroot = None
+    if chroot is not None and (problem := chroot_problem(chroot)) is not None:
+        diags.append(Diagnostic("error", problem, where, "connect"))
+        chroot = None  # reported once, at the connect string; reconcilerPath is then checked on its own
+    if (problem := kafka_namespace_problem(zk.reconciler_path, chroot or "")) is not None:
+        diags.append(Diagnostic("error", problem, where, "reconcilerPath"))
     diags.extend(_static_encoder_values(state))
     return diags
 

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from reconciler.errors import RefusedError
 from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
+from reconciler.rules.cluster import kafka_namespace_problem
 
 if TYPE_CHECKING:  # apply's batches; a plan reads the audit trail without importing the writer
     from reconciler.zk.txn import Group
@@ -76,6 +78,9 @@ def write_audit(
     """
     text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
     parent = f"{reconciler_path.rstrip('/')}/{AUDIT_NODE}"
+    problem = kafka_namespace_problem(parent, client.chroot or "")  # never in any chroot's Kafka namespace
+    if problem is not None:
+        raise RefusedError(f"refusing to create {client.chroot or ''}{parent}: {problem}")
     # kazoo's makepath gives the parents the child's ACL; every level here is "everything else" for
     # Kafka's defaultAcls, so that is the ACL Kafka would choose for them too.
     try:

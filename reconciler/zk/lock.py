@@ -25,6 +25,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from reconciler.errors import ConflictError, RefusedError
+from reconciler.rules.cluster import kafka_namespace_problem
 from reconciler.zk.holder import Holder, ProcessId, death
 from reconciler.zk.layout import CONTROLLER_PATH, decode_controller
 from reconciler.zk.session import where
@@ -78,6 +79,15 @@ class HeldLock:
     taken_over: tuple[Mapping[str, Any], ...] = ()
 
 
+def refuse_kafka_namespace(client: KazooClient, path: str) -> None:
+    """RefusedError when the reconciler's own znode `path` would be, on the server, inside a Kafka namespace of
+    any chroot (`rules.cluster.kafka_namespace_problem` over the client's chroot + `path`). Validation refuses
+    such a reconcilerPath or chroot at its manifest line; this holds whatever reached the writer."""
+    problem = kafka_namespace_problem(path, client.chroot or "")
+    if problem is not None:
+        raise RefusedError(f"refusing to create {where(client, path)}: {problem}")
+
+
 @contextmanager
 def cluster_lock(
     client: KazooClient, path: str, claim: bytes, timeout_s: float, cluster: str, notify: Notify | None = None
@@ -89,6 +99,7 @@ def cluster_lock(
     that nothing commits once the lock is gone (its session expired: kazoo silently opens a new session,
     without the lock). The lock path must exist already (created by the caller with the right ACLs).
     """
+    refuse_kafka_namespace(client, path)
     queue = _Queue(client, path, cluster, notify or (lambda _line: None))
     node = queue.enter(claim)
     try:

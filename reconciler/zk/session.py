@@ -28,7 +28,8 @@ from kazoo.security import ACL, Id, make_digest_acl
 
 from reconciler.errors import ReconcilerError
 from reconciler.model import Secret, ZooKeeperSpec
-from reconciler.zk.allowlist import enforce_allowlist
+from reconciler.rules.cluster import ConnectString, chroot_problem
+from reconciler.zk.allowlist import checked_connect
 from reconciler.zk.layout import PERM_ALL, AclEntry
 
 _FD_SETSIZE = 1024
@@ -141,6 +142,38 @@ def _security_options(spec: ZooKeeperSpec, credentials: Secret | None, tls: TlsF
     return options
 
 
+def _client(
+    spec: ZooKeeperSpec, parsed: ConnectString, where: str, credentials: Secret | None, tls: TlsFiles | None,
+    read_only: bool,
+) -> KazooClient:
+    """An unstarted client on `parsed.text`, whose own reading of it (hosts, chroot) must equal `parsed`."""
+    # Reconnect attempts (about one a second) until the session would have expired anyway, then give up.
+    connection_retry = {
+        "max_tries": max(5, int(spec.session_timeout_s) + 5),
+        "delay": 0.1,
+        "backoff": 2,
+        "max_delay": 1.0,
+        "ignore_expire": False,
+    }
+    try:
+        client = KazooClient(
+            hosts=parsed.text,
+            timeout=spec.session_timeout_s,
+            handler=shared_handler(),
+            connection_retry=connection_retry,
+            command_retry=COMMAND_RETRY,
+            read_only=read_only,
+            logger=KAZOO_LOG,
+            **_security_options(spec, credentials, tls),
+        )
+    except (ValueError, KazooException) as exc:
+        raise ZooKeeperError(f"invalid ZooKeeper connect string {parsed.text!r} ({type(exc).__name__})") from None
+    if [tuple(h) for h in client.hosts] != list(parsed.hosts) or (client.chroot or "") != parsed.chroot:
+        close(client)
+        raise ZooKeeperError(f"{where}: kazoo reads this connect string differently; refusing to connect")
+    return client
+
+
 def connect(
     spec: ZooKeeperSpec,
     credentials: Secret | None = None,
@@ -153,29 +186,13 @@ def connect(
     `credentials` ("user:password") authenticate the session: SASL DIGEST-MD5 when `spec.auth_scheme` is
     "sasl", else ZooKeeper's digest scheme (re-sent by kazoo on every reconnect). `tls`: the checked files of
     `spec.tls` (without them, TLS trusts the system's CAs)."""
-    where = f"ZooKeeper at {spec.connect}"
-    enforce_allowlist(spec.connect)
-    # Reconnect attempts (about one a second) until the session would have expired anyway, then give up.
-    connection_retry = {
-        "max_tries": max(5, int(spec.session_timeout_s) + 5),
-        "delay": 0.1,
-        "backoff": 2,
-        "max_delay": 1.0,
-        "ignore_expire": False,
-    }
-    try:
-        client = KazooClient(
-            hosts=spec.connect,
-            timeout=spec.session_timeout_s,
-            handler=shared_handler(),
-            connection_retry=connection_retry,
-            command_retry=COMMAND_RETRY,
-            read_only=read_only,
-            logger=KAZOO_LOG,
-            **_security_options(spec, credentials, tls),
-        )
-    except (ValueError, KazooException) as exc:
-        raise ZooKeeperError(f"invalid ZooKeeper connect string {spec.connect!r}: {exc}") from exc
+    # Parsed once as kazoo reads it and checked against the operator's allow-list; kazoo gets the string
+    # rebuilt from that parse, and its own reading of it is compared, so what was checked is what is dialled.
+    parsed = checked_connect(spec.connect)
+    where = f"ZooKeeper at {parsed.text}"
+    if (problem := chroot_problem(parsed.chroot)) is not None:  # also a validation error, at its line
+        raise ZooKeeperError(f"{where}: {problem}; refusing to connect")
+    client = _client(spec, parsed, where, credentials, tls, read_only)
     try:
         # `client.start` less its last step, an `exists` of the chroot: one more round trip only to warn that
         # it does not exist yet (for a fresh cluster that simply reads empty). With SASL it stays: kazoo says
