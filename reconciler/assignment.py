@@ -13,6 +13,10 @@ import hashlib
 from collections.abc import Mapping
 from functools import lru_cache
 
+from reconciler.catalog import Catalog
+from reconciler.model import DEFAULT_ENTITY, DesiredState, SourceRef
+from reconciler.units import parse_int
+
 Assignment = dict[int, tuple[int, ...]]
 
 
@@ -161,3 +165,18 @@ def assign_new_partitions(
     return assign_replicas(
         brokers, target - current, rf, seed=seed, start_partition=current, fixed_start_index=start
     )
+
+
+def broker_default(desired: DesiredState, catalog: Catalog, key: str) -> tuple[int, SourceRef | None]:
+    """What a topic created without a count gets (`num.partitions`, `default.replication.factor`), as a
+    CreateTopics request does: the brokers' static server.properties, else Kafka's default; with the line
+    that sets it (None: Kafka's default). Validation bounds it and the plan creates with it: the same number."""
+    for name in (DEFAULT_ENTITY, "default"):
+        raw = desired.static.get(name, {}).get(key)
+        text = getattr(raw, "value", raw)
+        number = parse_int(text, 32) if isinstance(text, str) else None
+        if number is not None and number >= 0:
+            return number, getattr(raw, "source", None)
+    entry = catalog.broker(key, desired.cluster.kafka_version)
+    number = parse_int(entry.default, 32) if entry is not None else None
+    return (number if number is not None and number >= 0 else 1), None

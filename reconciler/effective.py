@@ -49,6 +49,7 @@ from typing import Literal, Protocol
 from reconciler.catalog import Catalog
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SecretRef, SourceRef
 from reconciler.plan import Plan
+from reconciler.units import parse_int
 
 ConfigSource = Literal[
     "TOPIC_CONFIG",
@@ -241,9 +242,8 @@ def _in_unit(catalog: Catalog, value: str | None, found: str, key_factor: int) -
     factor = _factor(catalog, found)
     if value is None or factor == key_factor:
         return value
-    try:
-        number = int(value.strip())  # Kafka reads these with getInt/getLong: integers only
-    except ValueError:
+    number = parse_int(value)  # Kafka reads these with getInt/getLong: integers only (bounded, never raises)
+    if number is None:
         return value
     return str(number * factor // key_factor)
 

@@ -12,6 +12,8 @@ Integer/Long.MAX_VALUE as "unlimited" quotas and defaults) — and a wrong human
 from __future__ import annotations
 
 import functools
+import math
+import re
 from typing import Literal
 
 Unit = Literal["ms", "bytes", "bytes/s"]
@@ -46,15 +48,48 @@ def unit_of(key: str) -> Unit | None:
     return None
 
 
+# Text a manifest or a znode may hold is read as a number only through these two functions, which are
+# total (never raise) and bounded: Python's int() refuses strings of more than 4,300 digits with a ValueError
+# (CVE-2020-10735) and int() of an infinite float raises OverflowError, so neither is ever called on text
+# whose size or value has not been checked first.
+_JAVA_BLANK = "".join(map(chr, range(0x21)))  # Java's String.trim strips every char <= U+0020
+_INTEGER = re.compile(r"([+-]?)(\d+)")  # \d: any Unicode decimal digit, as Java's Character.digit(c, 10)
+MAX_INT_DIGITS = 19  # significant digits of Long.MAX_VALUE (9223372036854775807): nothing longer fits 64 bits
+_MAX_NUMBER_TEXT = 1_000  # characters; no number Kafka reads is longer, and float() is linear in them
+
+
+def parse_int(text: str | None, bits: int = 64) -> int | None:
+    """`Long.parseLong` (or `Integer.parseInt`, `Short.parseShort` with `bits` 32 or 16) after Java's trim:
+    a sign and decimal digits (Unicode digits too, as Java reads them), no underscores or spaces. None when
+    the text is not such a number or does not fit `bits` bits; never raises, whatever the text's length."""
+    if text is None:
+        return None
+    match = _INTEGER.fullmatch(text.strip(_JAVA_BLANK))
+    if match is None:
+        return None
+    sign, digits = match.groups()
+    if not digits.isascii():
+        if max(digits) >= "\U00010000":  # Java reads UTF-16 chars: a supplementary digit is two non-digits
+            return None
+        digits = "".join(str(int(d)) for d in digits)  # one digit at a time: never a long int() argument
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > MAX_INT_DIGITS:
+        return None
+    number = int(sign + digits)
+    return number if -(2 ** (bits - 1)) <= number < 2 ** (bits - 1) else None
+
+
 def parse_number(value: str | None) -> float | None:
-    """Kafka parses numbers after trimming; anything else (or NaN) is not comparable as a number."""
-    if value is None:
+    """A finite number for ordering and human forms: Kafka parses numbers after trimming. None for anything
+    else: not a number, NaN (never ordered), or an infinity (`Infinity`, `1e400`), which no Kafka setting
+    means and whose int() would raise."""
+    if value is None or len(value) > _MAX_NUMBER_TEXT:
         return None
     try:
         number = float(value.strip())
     except ValueError:
         return None
-    return None if number != number else number  # NaN is never ordered
+    return number if math.isfinite(number) else None
 
 
 def _duration(ms: int) -> str:
@@ -132,9 +167,9 @@ def looks_like_seconds(key: str, value: str) -> str | None:
     if unit_of(key) != "ms":
         return None
     number = parse_number(value)
-    if number is None or number <= 0 or number != int(number):
+    if number is None or number <= 0 or not number.is_integer():
         return None
-    n = int(number)
+    n = int(number)  # finite and whole: int() cannot raise
     if n % 3_600 or not n % 60_000:
         return None
     return _duration(n * 1000)

@@ -13,6 +13,7 @@ import re
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from reconciler.catalog import ConfigKey, Validator
+from reconciler.units import parse_int
 
 _JAVA_BLANK = "".join(map(chr, range(0x21)))
 _LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # ConfigDef's "\\s*,\\s*" (Java \s is ASCII)
@@ -93,10 +94,7 @@ def _same_ignoring_case(a: str, b: str) -> bool:
 
 
 def _parse_int(v: str, bits: int) -> int | None:
-    if not _INTEGER.fullmatch(v) or not (v.isascii() or max(v) < "\U00010000"):  # Java reads UTF-16 chars
-        return None
-    n = int(v)
-    return n if -(2 ** (bits - 1)) <= n < 2 ** (bits - 1) else None
+    return parse_int(v, bits) if _INTEGER.fullmatch(v) else None  # bounded before int(): any length is safe
 
 
 def _parse_double(v: str) -> float | None:
@@ -110,7 +108,10 @@ def _parse_double(v: str) -> float | None:
         return math.nan
     if body == "Infinity":
         return -math.inf if negative else math.inf
-    return float.fromhex(v) if body[:2] in ("0x", "0X") else float(v)
+    try:
+        return float.fromhex(v) if body[:2] in ("0x", "0X") else float(v)
+    except OverflowError:  # a hex float beyond the double range: Double.parseDouble gives an infinity
+        return -math.inf if negative else math.inf
 
 
 def _split_list(v: str) -> list[str]:
@@ -165,6 +166,25 @@ def check(key: ConfigKey, value: str) -> str | None:
     elif key.type == "CLASS" and not _CLASS.fullmatch(v):
         return f"Class {value} could not be found."
     return _validate(key, key.validator, parsed) if key.validator is not None else None
+
+
+def problem(key: ConfigKey, value: str) -> str | None:
+    """What validation reports for `value` of `key`: Kafka's reason (`check`), and beyond Kafka, a DOUBLE that
+    is not a finite number. `Double.parseDouble` reads `NaN`, `Infinity` and `1e400` (an infinity), and a
+    Range validator lets NaN through, so a broker would store them; no Kafka setting means one (a NaN quota
+    never throttles, an infinite one never lets a ratio compare), and every later step that orders or shows
+    numbers would have to guess. Refused here, at the manifest line."""
+    reason = check(key, value)
+    if reason is None and key.type == "DOUBLE":
+        parsed = _parse_double(java_trim(value))
+        if parsed is not None and not math.isfinite(parsed):
+            return "Not a finite number: NaN and infinities (also a literal beyond the double range) mean no setting"
+    return reason
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """A value as quoted in a message: at most `limit` characters (a 4,000-digit number is not read in full)."""
+    return value if len(value) <= limit else f"{value[: limit - 12]}… ({len(value)} characters)"
 
 
 def _validate(key: ConfigKey, val: Validator, parsed: object) -> str | None:

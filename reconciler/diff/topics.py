@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from reconciler.assignment import AssignmentError, assign_new_partitions, assign_replicas
+from reconciler.assignment import AssignmentError, assign_new_partitions, assign_replicas, broker_default
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
-from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredTopic, LiveState, LiveTopic, SecretRef
+from reconciler.model import DesiredState, DesiredTopic, LiveState, LiveTopic, SecretRef
 from reconciler.plan import PartitionIncrease, TopicCreate
 
 
@@ -30,18 +30,6 @@ def placement_brokers(desired: DesiredState, live: LiveState) -> dict[int, str |
     if live.brokers:
         return {b: reg.rack for b, reg in sorted(live.brokers.items())}
     return dict.fromkeys(sorted(desired.cluster.brokers))
-
-
-def _static_default(desired: DesiredState, catalog: Catalog, key: str) -> int:
-    """A broker default used on creation (`num.partitions`, `default.replication.factor`)."""
-    for name in (DEFAULT_ENTITY, "default"):
-        raw = desired.static.get(name, {}).get(key)
-        value = getattr(raw, "value", raw)
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value.strip())
-    entry = catalog.broker(key, desired.cluster.kafka_version)
-    default = entry.default if entry is not None else None
-    return int(default) if default is not None and default.strip().isdigit() else 1
 
 
 def plan_topics(desired: DesiredState, live: LiveState, catalog: Catalog) -> TopicPlan:
@@ -87,10 +75,10 @@ def _create(
     # Unset means "don't care": on creation use the brokers' defaults, as a CreateTopics request would.
     partitions = topic.partitions
     if partitions is None:
-        partitions = _static_default(desired, catalog, "num.partitions")
+        partitions = broker_default(desired, catalog, "num.partitions")[0]
     rf = topic.replication_factor
     if rf is None:
-        rf = _static_default(desired, catalog, "default.replication.factor")
+        rf = broker_default(desired, catalog, "default.replication.factor")[0]
     if not brokers:
         out.diagnostics.append(Diagnostic(
             "error",

@@ -36,6 +36,11 @@ MAX_DEPTH = 64
 # with their configs in one file (a 10,000-topic Topics manifest is ~120,000 events).
 MAX_EVENTS = 500_000
 MAX_ERRORS = 100  # per file: 100,000 aliases are 100,000 errors, which nobody reads (and take seconds to print)
+# Integer scalars of at most this many characters. Python's int() and str() refuse integers of more than 4,300
+# decimal digits (CVE-2020-10735); a hex scalar of 4,300 characters is about 5,200 decimal digits, so the
+# bound is on characters whatever the base, and low enough that every integer read can be printed.
+MAX_INT_CHARS = 3_500
+_DOUBLE_BITS = 1024  # integers of more bits are beyond the double range: an infinity, as YAML's !!float reads them
 
 YamlPath = tuple[str | int, ...]
 
@@ -101,12 +106,14 @@ def _resolve(value: str, tag: str | None) -> Any:
             return _BOOL[value]
         if value and value[0] in _NUMBER_START and tag in (None, _INT_TAG, _FLOAT_TAG):
             if _INT.fullmatch(value):
-                if len(value) > 4300:  # Python's int() refuses longer strings (a DoS guard)
+                if len(value) > MAX_INT_CHARS:
                     raise ValueError(f"an integer of {len(value)} digits is too long")
-                number = (
-                    int(value[2:], 16 if value[1] == "x" else 8) if value[:2] in ("0x", "0o") else int(value)
-                )
-                return float(number) if tag == _FLOAT_TAG else number
+                if value[:2] in ("0x", "0o"):
+                    number = int(value[2:], 16 if value[1] == "x" else 8)
+                    if tag == _FLOAT_TAG:
+                        return float(number) if number.bit_length() <= _DOUBLE_BITS else math.inf
+                    return number
+                return float(value) if tag == _FLOAT_TAG else int(value)  # float(str) gives inf past the range
             if tag != _INT_TAG and _FLOAT.fullmatch(value):
                 return float(value)
             if tag != _INT_TAG and value in _SPECIAL_FLOAT:
@@ -354,7 +361,7 @@ class _Reader:
     def _typed(self, event: Any, frame: list[Any] | None) -> Any:
         """A plain scalar that may be a number, boolean or null (YAML 1.2 core schema)."""
         value = event.value
-        if value.isdigit() and value.isascii() and len(value) < 4300:
+        if value.isdigit() and value.isascii() and len(value) <= MAX_INT_CHARS:
             return int(value)
         try:
             return _resolve(value, None)

@@ -15,6 +15,7 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document, load_file
 from reconciler.manifests.schema import salvage, validate_document
 from reconciler.model import SourceRef
+from reconciler.rules.limits import Limits
 from reconciler.secrets.files import FileAccessError, confine
 
 FLEET_FILE = "fleet.yaml"
@@ -29,11 +30,71 @@ class ClusterSources:
     documents: list[Document] = field(default_factory=list)
 
 
+class _OverBudget(Exception):
+    """The manifests loaded so far are over one of the operator's aggregate bounds; nothing more is read."""
+
+
+@dataclass
+class Budget:
+    """What one load has read so far, against the operator's aggregate bounds (rules/limits.py). A file's size
+    is checked before it is read, its documents and entities as soon as it is parsed, so a load stops within
+    one file (at most 16 MiB and 500,000 YAML nodes) of a bound."""
+
+    limits: Limits
+    bytes: int = 0
+    documents: int = 0
+    entities: int = 0
+
+    def before(self, size: int, shown: str) -> None:
+        self.bytes += size
+        if self.bytes > self.limits.manifest_bytes:
+            raise self._over("manifest_bytes", "bytes of manifests", SourceRef(shown, 1, 1))
+
+    def after(self, docs: list[Document]) -> None:
+        for doc in docs:
+            self.documents += 1
+            if self.documents > self.limits.documents:
+                raise self._over("documents", "YAML documents", doc.mark(()))
+            self.entities += entities_of(doc)
+            if self.entities > self.limits.entities:
+                raise self._over("entities", "entities (topics, quota entities, other documents)", doc.mark(()))
+
+    def _over(self, name: str, what: str, where: SourceRef) -> _OverBudget:
+        setting, bound = self.limits.setting(name), getattr(self.limits, name)
+        return _OverBudget(
+            Diagnostic("error", f"the manifests loaded reach more than {bound:,} {what} here, over {setting}; "
+                       "nothing after this is read. Change fewer clusters at once, or ask the operator to raise "
+                       f"{setting}", where, setting),
+            Diagnostic("error", f"manifests over {setting} ({bound:,} {what}): loading stopped, so no cluster is "
+                       "planned or applied"),
+        )
+
+
+def entities_of(doc: Document) -> int:
+    """What a document declares, for the bound on entities: its topics, its quota entities, else 1."""
+    data = doc.data
+    spec = data.get("spec") if isinstance(data, dict) else None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(spec, dict):
+        return 1
+    if kind == "Topics" and isinstance(spec.get("topics"), dict):
+        return max(1, len(spec["topics"]))
+    if kind == "Quotas":
+        sections = [spec.get(s) for s in ("clients", "users", "ips")]
+        count = sum(len(s) for s in sections if isinstance(s, dict))
+        pairs = spec.get("userClients")
+        if isinstance(pairs, dict):
+            count += sum(len(c) if isinstance(c, dict) else 1 for c in pairs.values())
+        return max(1, count)
+    return 1
+
+
 @dataclass
 class Repository:
     root: Path  # the repository root (manifests under root/clusters)
     fleet: list[Document] = field(default_factory=list)
     clusters: dict[str, ClusterSources] = field(default_factory=dict)
+    budget: Budget = field(default_factory=lambda: Budget(Limits()))
 
     def display(self, path: Path) -> str:
         """Paths in diagnostics are relative to the repository root, as a PR reviewer sees them."""
@@ -79,8 +140,15 @@ def _manifest_files(repo: Repository, directory: Path, diags: list[Diagnostic]) 
 
 
 def _load(repo: Repository, path: Path, diags: list[Diagnostic], kinds: frozenset[str] | None = None) -> list[Document]:
-    docs, problems = load_file(path, repo.display(path))
+    shown = repo.display(path)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # load_file reports why it cannot be read
+    repo.budget.before(size, shown)
+    docs, problems = load_file(path, shown)
     diags.extend(problems)
+    repo.budget.after(docs)
     if kinds is not None:  # only these kinds are wanted: the others are neither checked nor kept
         docs = [d for d in docs if isinstance(d.data, dict) and d.data.get("kind") in kinds]
     sound: list[Document] = []
@@ -95,19 +163,30 @@ def _load(repo: Repository, path: Path, diags: list[Diagnostic], kinds: frozense
 
 
 def discover(
-    root: Path, only: Sequence[str] = (), kinds: frozenset[str] | None = None
+    root: Path, only: Sequence[str] = (), kinds: frozenset[str] | None = None, limits: Limits | None = None
 ) -> tuple[Repository, list[Diagnostic]]:
     """Load `root/clusters`. With `only`, load just those clusters (and the fleet file); with `kinds`, keep
-    (and check against their schemas) only documents of those kinds. Every file is still parsed."""
-    repo = Repository(root=root.resolve())
+    (and check against their schemas) only documents of those kinds. Every file is still parsed, within the
+    aggregate bounds of `limits` (default: the defaults): past one, loading stops with an error at the manifest
+    where it was crossed and one that concerns every cluster."""
+    repo = Repository(root=root.resolve(), budget=Budget(limits or Limits()))
     diags: list[Diagnostic] = []
+    try:
+        _discover(repo, only, kinds, diags)
+    except _OverBudget as over:
+        diags.extend(over.args)
+    return repo, diags
+
+
+def _discover(repo: Repository, only: Sequence[str], kinds: frozenset[str] | None, diags: list[Diagnostic]) -> None:
     clusters_dir = repo.root / "clusters"
     if not clusters_dir.is_dir():
         diags.append(Diagnostic("error", f"no clusters/ directory under {repo.root}"))
-        return repo, diags
+        return
 
     if clusters_dir.is_symlink() and (problem := _link_problem(repo, clusters_dir)) is not None:
-        return repo, [problem]
+        diags.append(problem)
+        return
     fleet = clusters_dir / FLEET_FILE
     if fleet.is_symlink() and (problem := _link_problem(repo, fleet)) is not None:
         diags.append(problem)
@@ -149,7 +228,6 @@ def discover(
     for name in sorted(wanted - set(repo.clusters)):
         known = ", ".join(sorted(p.name for p in clusters_dir.iterdir() if p.is_dir())) or "none"
         diags.append(Diagnostic("error", f"unknown cluster {name!r} (clusters in this repository: {known})"))
-    return repo, diags
 
 
 def _misplaced(doc: Document, message: str) -> Diagnostic:

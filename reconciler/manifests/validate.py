@@ -12,8 +12,10 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
 from reconciler.model import ApplySettings, DesiredState
-from reconciler.rules import validate
+from reconciler.rules import validate_counted
 from reconciler.rules.cluster import check_cluster
+from reconciler.rules.limits import Limits, limits_from
+from reconciler.rules.topics import PartitionCount, check_loaded_partitions
 
 # Clusters are checked in shares of this many: memory stays bounded (a share's documents and states are
 # dropped once checked, which also keeps the garbage collector's full passes short), and shares can go to
@@ -22,11 +24,26 @@ SHARE = 25
 T = TypeVar("T")
 
 
+def operator_limits(pull_request: bool = False) -> Limits:
+    """The operator's bounds from this process's environment (`RECONCILER_MAX_*`; with `pull_request`, the
+    PR check's `RECONCILER_PR_MAX_*` for the aggregate ones): rules/limits.py."""
+    return limits_from(os.environ, pull_request)
+
+
 def load_and_validate(
-    root: Path, clusters: Sequence[str] = ()
+    root: Path, clusters: Sequence[str] = (), limits: Limits | None = None
 ) -> tuple[Repository, dict[str, DesiredState], list[Diagnostic]]:
-    repo, diags = discover(root, clusters)
-    states = _each_cluster(repo, diags, build_desired, validate)
+    """Load, build and check the clusters (all, or `clusters`) within `limits` (default: the operator's)."""
+    limits = limits or operator_limits()
+    repo, diags = discover(root, clusters, limits=limits)
+    counts: dict[str, PartitionCount] = {}
+
+    def check(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
+        problems, counts[state.cluster.name] = validate_counted(state, catalog, limits)
+        return problems
+
+    states = _each_cluster(repo, diags, build_desired, check)
+    diags.extend(check_loaded_partitions(counts, limits))
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
 
 
@@ -57,7 +74,7 @@ def load_settings(
 ) -> tuple[dict[str, ApplySettings], list[Diagnostic]]:
     """Each cluster's `ApplySettings`, with every problem of the documents they come from. Applying a plan
     file needs no more: its changes were validated when it was planned, and its id is checked on reading."""
-    repo, diags = discover(root, clusters, kinds=APPLY_KINDS)
+    repo, diags = discover(root, clusters, kinds=APPLY_KINDS, limits=operator_limits())
     settings = _each_cluster(repo, diags, build_settings, lambda built, _catalog: check_cluster(built))
     return settings, sorted(set(diags), key=Diagnostic.sort_key)
 

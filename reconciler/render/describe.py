@@ -19,6 +19,7 @@ from reconciler.effective import Effective, EntityResolver, Layers, Synonym, quo
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState
 from reconciler.render.styled import Block, Table, line
 from reconciler.units import describe as with_unit
+from reconciler.units import parse_int
 
 _TYPE_ORDER = {"brokers": 0, "topics": 1, "users": 2, "clients": 3, "ips": 4}
 _SOURCE_LABEL = {
@@ -59,7 +60,8 @@ def entities_of(desired: DesiredState, live: LiveState) -> list[EntityRef]:
 
 
 def _number(name: str) -> int:
-    return int(name) if name.isdigit() else -1
+    number = parse_int(name)  # bounded: a znode name may be anything
+    return -1 if number is None else number
 
 
 def keys_of(catalog: Catalog, version: str, ref: EntityRef, layers: Sequence[Layers]) -> list[str]:

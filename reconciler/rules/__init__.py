@@ -8,16 +8,25 @@ from reconciler.model import DesiredState
 from reconciler.rules.broker_values import check_broker_values
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
+from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.quotas import check_quotas
 from reconciler.rules.secrets import check_secrets
 from reconciler.rules.topic_values import check_topic_values
-from reconciler.rules.topics import check_broker_ids, check_topics
+from reconciler.rules.topics import PartitionCount, check_broker_ids, check_partitions, check_topics
 
 
-def validate(state: DesiredState, catalog: Catalog | None = None) -> list[Diagnostic]:
+def validate(state: DesiredState, catalog: Catalog | None = None, limits: Limits | None = None) -> list[Diagnostic]:
     """Every offline problem of one cluster, all at once (the caller sorts and reports them)."""
+    return validate_counted(state, catalog, limits)[0]
+
+
+def validate_counted(
+    state: DesiredState, catalog: Catalog | None = None, limits: Limits | None = None
+) -> tuple[list[Diagnostic], PartitionCount]:
+    """`validate`, and what the cluster's topics ask for (for the bound over every cluster loaded)."""
     catalog = catalog or load_catalog()
+    bounded, count = check_partitions(state, catalog, limits or Limits())
     return [
         *check_cluster(state),
         *check_configs(state, catalog),
@@ -28,4 +37,5 @@ def validate(state: DesiredState, catalog: Catalog | None = None) -> list[Diagno
         *check_quotas(state, catalog),
         *check_topics(state),
         *check_broker_ids(state),
-    ]
+        *bounded,
+    ], count

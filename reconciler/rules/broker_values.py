@@ -31,6 +31,7 @@ from reconciler.catalog import Catalog
 from reconciler.effective import DesiredLayers, EntityResolver
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SourceRef
+from reconciler.units import parse_int
 
 __all__ = ["check_broker_values", "limited", "version_at_least"]
 
@@ -63,10 +64,7 @@ class _Value:
     at_default: bool = False  # set in brokers/<default> (so on every broker without its own value)
 
     def number(self) -> int | None:
-        try:
-            return int((self.text or "").strip())
-        except ValueError:
-            return None  # the value rules report it
+        return parse_int(self.text)  # None: not a number (the value rules report it); bounded, never raises
 
 
 class _Broker:
@@ -148,7 +146,7 @@ def _connections(b: _Broker, listeners: list[str]) -> Iterator[Diagnostic]:
                 yield _problem(b, (overrides,), f"max.connections.per.ip.overrides entry '{item.strip()}' is not "
                                "host:count", "KafkaConfig (Csv.parseCsvMap)")
                 continue
-            if not count.strip().lstrip("-").isdigit():
+            if parse_int(count) is None:
                 yield _problem(b, (overrides,), f"max.connections.per.ip.overrides entry '{item.strip()}': "
                                f"'{count.strip()}' is not a number", "KafkaConfig.maxConnectionsPerIpOverrides")
             if not set(host.strip()) <= _HOST_CHARS:

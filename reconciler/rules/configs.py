@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
-from reconciler.units import humanize, looks_like_seconds
-from reconciler.values import check
+from reconciler.units import humanize, looks_like_seconds, parse_int, parse_number
+from reconciler.values import problem, shown
 
 ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
 
@@ -30,10 +30,10 @@ def _unknown(catalog: Catalog, key: str, scope: str, version: str, what: str, va
 def _value_problem(base: ConfigKey, key: str, value: DesiredValue) -> Diagnostic | None:
     if isinstance(value.value, SecretRef):
         return None  # secret rules decide where references are legal
-    reason = check(base, value.value)
+    reason = problem(base, value.value)
     if reason is None:
         return None
-    return Diagnostic("error", f"invalid value '{value.value}' for '{key}': {reason}", value.source, key)
+    return Diagnostic("error", f"invalid value '{shown(value.value)}' for '{key}': {reason}", value.source, key)
 
 
 def check_broker_key(
@@ -104,17 +104,16 @@ def _compaction_lags(config: dict[str, DesiredValue], where: str) -> Iterator[Di
     low, high = config.get("min.compaction.lag.ms"), config.get("max.compaction.lag.ms")
     if low is None or high is None or isinstance(low.value, SecretRef) or isinstance(high.value, SecretRef):
         return
-    try:
-        if int(low.value) > int(high.value):
-            yield Diagnostic(
-                "error",
-                f"conflict topic config setting min.compaction.lag.ms ({low.value}) > max.compaction.lag.ms "
-                f"({high.value}) for {where}",
-                low.source,
-                "min.compaction.lag.ms",
-            )
-    except ValueError:
+    lo, hi = parse_int(low.value), parse_int(high.value)
+    if lo is None or hi is None:
         return  # the value rule already reported it
+    if lo > hi:
+        yield Diagnostic(
+            "error",
+            f"conflict topic config setting min.compaction.lag.ms ({lo}) > max.compaction.lag.ms ({hi}) for {where}",
+            low.source,
+            "min.compaction.lag.ms",
+        )
 
 
 def seconds_in_ms(key: str, value: DesiredValue) -> Diagnostic | None:
@@ -123,12 +122,13 @@ def seconds_in_ms(key: str, value: DesiredValue) -> Diagnostic | None:
     if not isinstance(value.value, str):
         return None
     meant = looks_like_seconds(key, value.value)
-    if meant is None:
+    seconds = parse_number(value.value)
+    if meant is None or seconds is None:
         return None
     return Diagnostic(
         "warning",
         f"'{key}' is in milliseconds: {value.value} is {humanize(key, value.value) or value.value}; if you meant "
-        f"{meant}, write {int(float(value.value)) * 1000}",
+        f"{meant}, write {int(seconds) * 1000}",
         value.source,
         key,
     )

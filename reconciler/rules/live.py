@@ -18,6 +18,7 @@ from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SourceRef
 from reconciler.rules.live_listeners import check_listener_configs
 from reconciler.rules.live_threads import check_thread_pools
+from reconciler.units import parse_int
 
 # Kafka's default listener.security.protocol.map: every security protocol is a listener name of its own.
 DEFAULT_PROTOCOL_MAP = {p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
@@ -153,16 +154,18 @@ def _default_min_isr(
     entity = desired.entities.get(ref)
     if entity is not None:
         found = _desired_str(entity.config, "min.insync.replicas")
-        if found is not None and found.value.strip().isdigit():
-            return int(found.value), found.source, True
-    elif (le := live.entities.get(ref)) is not None and le.config.get("min.insync.replicas", "").isdigit():
-        return int(le.config["min.insync.replicas"]), None, False
+        if found is not None and (number := parse_int(found.value)) is not None:
+            return number, found.source, True
+    elif (le := live.entities.get(ref)) is not None and (number := parse_int(le.config.get("min.insync.replicas"))
+                                                           ) is not None:
+        return number, None, False
     static = static_value(desired, DEFAULT_ENTITY, "min.insync.replicas")
-    if static is not None and static[0].strip().isdigit():
-        return int(static[0]), static[1], False
+    if static is not None and (number := parse_int(static[0])) is not None:
+        return number, static[1], False
     key = catalog.broker("min.insync.replicas", desired.cluster.kafka_version)
     default = key.default if key is not None and key.default else "1"
-    return int(default), None, False
+    number = parse_int(default)
+    return 1 if number is None else number, None, False
 
 
 def _min_insync(desired: DesiredState, live: LiveState, catalog: Catalog) -> Iterator[Diagnostic]:
@@ -182,7 +185,7 @@ def _min_insync(desired: DesiredState, live: LiveState, catalog: Catalog) -> Ite
             if live_cfg is not None and "min.insync.replicas" in live_cfg.config:
                 continue  # an unmanaged topic's own override: not ours to judge
         if override is not None:
-            if override.value.strip().isdigit() and int(override.value) > rf:
+            if (wanted := parse_int(override.value)) is not None and wanted > rf:
                 yield Diagnostic(
                     "warning",
                     f"topic {name}: min.insync.replicas={override.value} is above its replication factor "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState, SourceRef
+from reconciler.units import parse_int
 
 THREAD_POOL_KEYS = (
     "background.threads",
@@ -158,9 +159,8 @@ def check_thread_pools(desired: DesiredState, live: LiveState, catalog: Catalog)
             base = "num.network.threads" if key in listener_keys else key
             _, old = _lookup(key, base, before, defaults[base])
             where, new = _lookup(key, base, after, defaults[base])
-            try:
-                current, target = int(old.text.strip()), int(new.text.strip())
-            except ValueError:
+            current, target = parse_int(old.text, 32), parse_int(new.text, 32)
+            if current is None or target is None:
                 continue  # not a number: the offline type rules report it
             problem = step_problem(key, current, target)
             if problem is None:
@@ -184,6 +184,6 @@ def check_thread_pools(desired: DesiredState, live: LiveState, catalog: Catalog)
 
 def _catalog_default(catalog: Catalog, version: str, key: str) -> int:
     entry = catalog.broker(key, version)
-    if entry is not None and entry.default is not None and entry.default.strip().lstrip("-").isdigit():
-        return int(entry.default)
+    if entry is not None and (number := parse_int(entry.default, 32)) is not None:
+        return number
     return FALLBACK_DEFAULTS[key]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
-from reconciler.model import DEFAULT_ENTITY, DesiredState, SecretRef, SourceRef
-from reconciler.values import check
+from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SecretRef, SourceRef, sanitize
+from reconciler.values import problem, shown
 
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 PRINCIPAL_PREFIX = "User:"
@@ -44,6 +44,28 @@ def _principal_prefixed(name: str, source: SourceRef | None) -> Diagnostic:
                       f"write '{bare}'", source, name)
 
 
+# Path components ZooKeeper refuses (PathUtils.validatePath: "relative paths not allowed", "empty node name").
+_NOT_A_ZNODE = frozenset({"", ".", ".."})
+
+
+def _znode_names(ref: EntityRef, source: SourceRef | None) -> Iterator[Diagnostic]:
+    """User principals and client ids become znode names through Kafka's `Sanitizer.sanitize`
+    (`java.net.URLEncoder`: `/` is %2F, NUL %00, `*` %2A), which leaves '.' as it is; so '.', '..' and the
+    empty name give a path ZooKeeper refuses, and Kafka's own tools (`AdminZkClient.changeConfigs`) fail on
+    them too. The check is on the sanitised name, exactly what apply would write."""
+    parts = [("user" if ref.entity_type == "users" else "client id", ref.name)]
+    if ref.client is not None:
+        parts.append(("client id", ref.client))
+    for what, name in parts:
+        if name != DEFAULT_ENTITY and sanitize(name) in _NOT_A_ZNODE:
+            yield Diagnostic(
+                "error",
+                f"quota {what} {name!r} cannot be stored: Kafka names its znode with Sanitizer.sanitize, which keeps "
+                "'.' as it is, and ZooKeeper refuses the path components '', '.' and '..' (so would kafka-configs)",
+                source, name,
+            )
+
+
 def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     for ref, entity in state.entities.items():
@@ -52,6 +74,8 @@ def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
         kind = ref.quota_kind
         if ref.entity_type == "ips" and ref.name != DEFAULT_ENTITY:
             diags.extend(_ip_entity(ref.name, entity.source))
+        if ref.entity_type in ("users", "clients"):
+            diags.extend(_znode_names(ref, entity.source))
         if ref.entity_type == "users" and ref.name.startswith(PRINCIPAL_PREFIX):  # each place to fix
             diags.append(_principal_prefixed(ref.name, entity.source))
         for key, value in entity.config.items():
@@ -75,11 +99,11 @@ def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             if isinstance(value.value, SecretRef):
                 diags.append(Diagnostic("error", f"quota '{key}' is not a secret; write a number", value.source, key))
                 continue
-            reason = check(base, value.value)
+            reason = problem(base, value.value)
             if reason is not None:
                 integral = base.type in ("LONG", "INT", "SHORT")
                 tip = " (rates of this kind must be whole numbers)" if integral else ""
                 diags.append(Diagnostic(
-                    "error", f"invalid value '{value.value}' for quota '{key}': {reason}{tip}", value.source, key
+                    "error", f"invalid value '{shown(value.value)}' for quota '{key}': {reason}{tip}", value.source, key
                 ))
     return diags

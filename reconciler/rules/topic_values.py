@@ -21,6 +21,7 @@ from reconciler.effective import DesiredLayers, resolve
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredTopic, EntityRef, SourceRef
 from reconciler.rules.broker_values import limited
+from reconciler.units import parse_int
 
 __all__ = ["check_topic_values"]
 
@@ -28,10 +29,7 @@ SYSTEM_KEY = "remote.log.storage.system.enable"
 
 
 def _number(text: str | None) -> int | None:
-    try:
-        return int((text or "").strip())
-    except ValueError:
-        return None
+    return parse_int(text)  # bounded: never int() of a 4,300-digit string
 
 
 def _remote(state: DesiredState, catalog: Catalog, layers: DesiredLayers, topic: DesiredTopic) -> Iterator[Diagnostic]:

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
+from reconciler.assignment import broker_default
+from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
-from reconciler.model import DEFAULT_ENTITY, DesiredState, SecretRef
+from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredTopic, SecretRef, SourceRef
+from reconciler.rules.limits import Limits
+from reconciler.units import parse_int
+from reconciler.values import shown
 
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_NAME = 249
@@ -50,15 +56,16 @@ def check_topics(state: DesiredState) -> list[Diagnostic]:
         elif rf is not None and rf > brokers:
             diags.append(Diagnostic(
                 "error",
-                f"replicationFactor {rf} is larger than the cluster's {brokers} broker(s) (spec.brokers)",
+                f"replicationFactor {shown(str(rf))} is larger than the cluster's {brokers} broker(s) (spec.brokers)",
                 topic.rf_source or topic.source, "replicationFactor",
             ))
         isr = topic.config.get("min.insync.replicas")
         isr_value = isr.value if isr is not None and not isinstance(isr.value, SecretRef) else ""
-        if rf is not None and isr is not None and isr_value.isdigit() and int(isr_value) > rf:
+        wanted = parse_int(isr_value, 32)
+        if rf is not None and isr is not None and wanted is not None and wanted > rf:
             diags.append(Diagnostic(
                 "warning",
-                f"min.insync.replicas {isr_value} is above the replication factor {rf}: producers with "
+                f"min.insync.replicas {wanted} is above the replication factor {rf}: producers with "
                 "acks=all will always fail for this topic",
                 isr.source, "min.insync.replicas",
             ))
@@ -78,3 +85,109 @@ def check_broker_ids(state: DesiredState) -> list[Diagnostic]:
                 entity.source, "broker",
             ))
     return diags
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionCount:
+    """What a cluster's topics ask for once created: partitions, and partitions x replication factor."""
+
+    partitions: int = 0
+    replicas: int = 0
+    largest: SourceRef | None = None  # the `partitions:` line of the topic with the most partitions
+
+
+def _count_source(topic: DesiredTopic, default: SourceRef | None) -> SourceRef | None:
+    if topic.partitions is not None:
+        return topic.partitions_source or topic.source
+    return default or topic.source
+
+
+def check_partitions(state: DesiredState, catalog: Catalog, limits: Limits) -> tuple[list[Diagnostic], PartitionCount]:
+    """The operator's bounds on partitions (rules/limits.py): per topic, and per cluster in partitions and in
+    replicas, over the counts each topic would be created with (its own, else the brokers' `num.partitions`
+    and `default.replication.factor`, exactly what the plan uses). Checked offline, in validation, so a plan
+    never allocates an assignment for counts beyond them. Topics already refused (a count below 1, a
+    replication factor above the brokers) are left to those rules and not counted."""
+    default_p, default_p_source = broker_default(state, catalog, "num.partitions")
+    default_rf, _ = broker_default(state, catalog, "default.replication.factor")
+    uncounted = any(t.partitions is None for t in state.topics.values())
+    if default_p > limits.topic_partitions and default_p_source is not None and uncounted:
+        return [Diagnostic(
+            "error",
+            f"num.partitions {shown(str(default_p))}: topics that do not set partitions would be created with more "
+            f"partitions than {limits.setting('topic_partitions')} ({limits.topic_partitions:,}) allows for one "
+            "topic; set partitions on those topics, or ask the operator to raise the setting",
+            default_p_source, "num.partitions",
+        )], PartitionCount()
+    tally = _Tally(limits, len(state.cluster.brokers))
+    for topic in state.topics.values():
+        count = topic.partitions if topic.partitions is not None else default_p
+        rf = topic.replication_factor if topic.replication_factor is not None else default_rf
+        tally.add(topic, count, rf, _count_source(topic, default_p_source))
+    return tally.diags, PartitionCount(tally.partitions, tally.replicas, tally.largest_source)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """`check_partitions`' running totals over one cluster's topics; each bound is reported once, where crossed."""
+
+    limits: Limits
+    brokers: int
+    partitions: int = 0
+    replicas: int = 0
+    largest: int = 0
+    largest_source: SourceRef | None = None
+    diags: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, topic: DesiredTopic, count: int, rf: int, source: SourceRef | None) -> None:
+        limits = self.limits
+        if count > limits.topic_partitions:
+            self.diags.append(Diagnostic(
+                "error",
+                f"partitions {shown(str(count))} is more than {limits.setting('topic_partitions')} "
+                f"({limits.topic_partitions:,}) allows for one topic; Kafka sets no limit, but every partition is "
+                "placed and planned one by one. Use fewer partitions, or ask the operator to raise the setting",
+                source, "partitions",
+            ))
+            return
+        if count < 1 or rf < 1 or (self.brokers and rf > self.brokers):
+            return
+        before = (self.partitions, self.replicas)
+        self.partitions += count
+        self.replicas += count * rf
+        if count > self.largest:
+            self.largest, self.largest_source = count, source
+        if before[0] <= limits.cluster_partitions < self.partitions:
+            self.diags.append(Diagnostic(
+                "error",
+                f"with topic {topic.name}, this cluster's topics declare more than "
+                f"{limits.setting('cluster_partitions')} ({limits.cluster_partitions:,}) partitions in all; split "
+                "them over clusters, or ask the operator to raise the setting",
+                source, "partitions",
+            ))
+        if before[1] <= limits.cluster_replicas < self.replicas:
+            self.diags.append(Diagnostic(
+                "error",
+                f"with topic {topic.name}, this cluster's topics declare more than "
+                f"{limits.setting('cluster_replicas')} ({limits.cluster_replicas:,}) partition replicas in all "
+                "(partitions x replication factor); lower them, or ask the operator to raise the setting",
+                topic.rf_source or source,
+                "replicationFactor" if topic.replication_factor is not None else "partitions",
+            ))
+
+
+def check_loaded_partitions(counts: dict[str, PartitionCount], limits: Limits) -> list[Diagnostic]:
+    """The bound on the partitions of every cluster one command loads, crossed at the first cluster (by name)
+    that takes the total past it: reported at that cluster's largest topic."""
+    total = 0
+    for name in sorted(counts):
+        total += counts[name].partitions
+        if total > limits.partitions:
+            return [Diagnostic(
+                "error",
+                f"the clusters loaded together declare more than {limits.setting('partitions')} "
+                f"({limits.partitions:,}) partitions, reached with cluster {name} (its largest topic is here); "
+                "plan fewer clusters at once, or ask the operator to raise the setting",
+                counts[name].largest, "partitions",
+            )]
+    return []
