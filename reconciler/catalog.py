@@ -124,6 +124,10 @@ def _key(name: str, e: Mapping[str, Any], scope: str, metadata_version: Validato
     )
 
 
+# SCRAM credentials share the users/<user> znode with quotas (`ScramMechanism` names); never shown.
+SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
+
+
 class Catalog:
     """Immutable lookups over the packaged data; one instance per process (`load_catalog`)."""
 
@@ -189,15 +193,33 @@ class Catalog:
         """Kafka's `isPasswordConfig`: a suffix test, so prefixed and custom keys count too."""
         return name.endswith(self.password_suffixes)
 
-    def is_sensitive(self, name: str) -> bool:
-        """Must this broker key's value never be stored or shown? Kafka's suffix rule, or a key whose
-        ConfigDef type is PASSWORD (`password.encoder.secret`, `password.encoder.old.secret`,
-        `delegation.token.master.key`/`secret.key`, ...), listener-prefixed or not. Kafka's `DescribeConfigs`
-        hides exactly the PASSWORD-typed values (`ConfigDef.Type.PASSWORD` -> sensitive)."""
-        if self.is_password(name):
+    def is_sensitive(self, name: str, scope: str = "brokers") -> bool:
+        """Must the value of `name` at `scope` (an `EntityRef.quota_kind`: brokers, topics, clients, users,
+        user-clients, ips) never be stored or shown? The one predicate every output asks (plans' removals,
+        the inventory, `describe`, `import`, the impact reports).
+
+        Kafka's `DescribeConfigs` hides a value when `KafkaConfig.maybeSensitive(configType)` holds:
+        "If we can't determine the config entry type, treat it as a sensitive config to be safe" --
+        `configType.isEmpty || configType.contains(ConfigDef.Type.PASSWORD)` (kafka.server.KafkaConfig; used by
+        ConfigHelper.createBrokerConfigEntry and createTopicConfigEntry, with `KafkaConfig.configType` /
+        `LogConfig.configType`). So: Kafka's password suffix rule (`isPasswordConfig`), a PASSWORD-typed key
+        (`password.encoder.secret`, `delegation.token.secret.key`, ... listener-prefixed or not), SCRAM
+        credentials, and every key whose type the catalog does not know (`ldap.bind.pw`,
+        `rsm.config.s3.secret.access.key`: custom keys a plugin reads). Version-less: whether a key exists
+        in a given Kafka version does not change whether its value is a secret."""
+        if self.is_password(name) or name in SCRAM_KEYS:
             return True
-        base = self.resolve_broker(name).base
-        return base is not None and base.password
+        key = self.config_key(scope, name)
+        return key is None or key.password
+
+    def config_key(self, scope: str, name: str) -> ConfigKey | None:
+        """The catalog's entry for `name` at `scope` (an `EntityRef.quota_kind`), in any Kafka version;
+        a listener-prefixed broker key resolves to its base."""
+        if scope == "topics":
+            return self._topic.get(name)
+        if scope == "brokers":
+            return self.resolve_broker(name).base or self.quota("brokers", name)
+        return self.quota(scope, name)
 
     def names(self, scope: str, version: str | None = None) -> tuple[str, ...]:
         """Sorted key names: scope "topic", "broker", "broker-dynamic", or a quota kind."""

@@ -59,7 +59,6 @@ ConfigSource = Literal[
     "DEFAULT_CONFIG",
     "QUOTA_CONFIG",
 ]
-SCRAM_MECHANISMS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 _LISTENER = re.compile(r"listener\.name\.[^.]*\.(.*)")  # Kafka's ListenerConfigRegex
 _DEFAULT_BROKERS = EntityRef("brokers", DEFAULT_ENTITY)
 DEFAULT_LAYER = "Kafka default"
@@ -213,9 +212,9 @@ class PlannedLayers(LiveLayers):
 
 
 def is_sensitive(catalog: Catalog, ref: EntityRef, key: str) -> bool:
-    """Kafka's isSensitive for what we know: PASSWORD configs (the suffix rule covers prefixed and custom
-    keys), and SCRAM credentials of users."""
-    return catalog.is_password(key) or (ref.entity_type == "users" and key in SCRAM_MECHANISMS)
+    """Kafka's `KafkaConfig.maybeSensitive` for `key` on `ref`: `Catalog.is_sensitive` at the entity's scope
+    (passwords, SCRAM credentials, and any key whose type the catalog does not know)."""
+    return catalog.is_sensitive(key, ref.quota_kind)
 
 
 # --- the chain ------------------------------------------------------------------------------------------

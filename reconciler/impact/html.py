@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reconciler.impact.report import count, headline, size
+from reconciler.impact.report import count, headline, redacted, size
 from reconciler.units import short
 
 COLOURS = {"destructive": "#d1242f", "disruptive": "#d4a72c", "safe": "#2da44e"}
@@ -108,7 +108,8 @@ def _environment() -> Any:
     return env
 
 
-def render_html(s: dict[str, Any]) -> str:
+def render_html(summary: dict[str, Any]) -> str:
+    s = redacted(summary)
     inv = s["inventory"]
     source = s.get("source") or {}
     by_cluster = s["byCluster"]

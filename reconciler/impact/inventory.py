@@ -12,7 +12,9 @@ One directory per table under the inventory directory, each a Parquet dataset, p
   configs    (cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING)
              every dynamic config entity (/config/<type>/<entity>): entity_type is topics, brokers, clients,
              users or ips; entity is the unsanitised name (`<default>`, `3`, `orders`, `alice/clients/app`);
-             passwords and SCRAM credentials are never stored: their value is the marker `(sensitive)`
+             passwords, SCRAM credentials and keys the catalog does not know (custom keys such as
+             `ldap.bind.pw`: Kafka hides values of unknown type) are never stored: their value is the marker
+             `(sensitive)`
   static     (cluster STRING, broker STRING, key STRING, value STRING)
              server.properties from the manifests (`spec.static.file`); broker is an id or `<default>`
              (a file shared by every broker; a broker's own file wins key by key)
@@ -32,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler import values
 from reconciler.catalog import Catalog, ConfigKey, load_catalog
-from reconciler.diff.config import SCRAM_KEYS
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState, SecretRef
 
 if TYPE_CHECKING:
@@ -62,9 +63,9 @@ def _key_for(catalog: Catalog, ref: EntityRef, key: str) -> ConfigKey | None:
 
 
 def stored_value(catalog: Catalog, ref: EntityRef, key: str, value: str | SecretRef) -> str:
-    """The inventory form of a value: canonical, or the marker for anything secret."""
-    secret = catalog.is_sensitive(key) or (ref.entity_type == "users" and key in SCRAM_KEYS)
-    if secret or isinstance(value, SecretRef):
+    """The inventory form of a value: canonical, or the marker for anything secret: what Kafka's
+    DescribeConfigs would hide (`Catalog.is_sensitive`: passwords, SCRAM credentials, keys of unknown type)."""
+    if catalog.is_sensitive(key, ref.quota_kind) or isinstance(value, SecretRef):
         return SENSITIVE
     return values.canonical(_key_for(catalog, ref, key), value)
 

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from reconciler.catalog import load_catalog
 from reconciler.units import short
 
 BUDGET = 60_000
@@ -16,8 +17,29 @@ BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
 KEY_ROWS, RULE_ROWS, CLUSTER_ROWS, EXAMPLE_ROWS = 40, 30, 20, 15
 
 
+SENSITIVE = "(sensitive)"
+_ROW_SCOPES = (("topicChanges", "topics"), ("brokerChanges", "brokers"))
+
+
+def redacted(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary with the values of sensitive keys (`Catalog.is_sensitive`: passwords, SCRAM credentials,
+    keys of a type Kafka does not know) replaced by the marker, as every report shows it. The inventory already
+    stores only the marker for them; this holds whatever a summary was computed from."""
+    catalog = load_catalog()
+    out = dict(summary)
+    for rows, scope in _ROW_SCOPES:
+        if isinstance(summary.get(rows), list):
+            out[rows] = [
+                {**r, "before": SENSITIVE if r.get("before") is not None else None,
+                 "after": SENSITIVE if r.get("after") is not None else None}
+                if isinstance(r, dict) and catalog.is_sensitive(str(r.get("key")), scope) else r
+                for r in summary[rows]
+            ]
+    return out
+
+
 def render_json(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(redacted(summary), indent=2, ensure_ascii=False) + "\n"
 
 
 def count(n: int | None) -> str:
@@ -71,7 +93,8 @@ def _revision(change: dict[str, Any]) -> str:
     return text
 
 
-def render_markdown(s: dict[str, Any]) -> str:
+def render_markdown(summary: dict[str, Any]) -> str:
+    s = redacted(summary)
     inv = s["inventory"]
     risks = s["topicsByRisk"]
     lines = [f"## Fleet impact: {headline(s)}", ""]

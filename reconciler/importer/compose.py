@@ -19,6 +19,7 @@ from reconciler.catalog import Catalog, ConfigKey
 from reconciler.importer.listeners import compile_listeners
 from reconciler.manifests.fleet import FleetLayer
 from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS, EntityRef, LiveState
+from reconciler.units import parse_int, parse_number
 from reconciler.values import canonical, to_kafka_string
 
 API = "reconciler/v1"
@@ -52,10 +53,21 @@ def _manifest_name(name: str) -> str:
 
 
 class Writer:
-    """Live strings -> manifest values (tidy where lossless, sealed for passwords)."""
+    """Live strings -> manifest values (tidy where lossless, sealed for passwords). Keys whose values Kafka
+    would hide and that cannot be sealed (a type the catalog does not know: `ldap.bind.pw` a plugin reads) are
+    never written: they are collected in `hidden` and left to the live cluster through policy.ignoreKeys."""
 
     def __init__(self, catalog: Catalog, version: str) -> None:
         self.catalog, self.version = catalog, version
+        self.hidden: set[str] = set()
+
+    def is_hidden(self, scope: str, name: str) -> bool:
+        """A value never written to a manifest: sensitive (`Catalog.is_sensitive`) and not a password the
+        manifest can hold sealed as `{encoded: …}` (SCRAM credentials are skipped before this is asked)."""
+        if self.catalog.is_sensitive(name, scope) and not self.is_password(scope, name) and name not in SCRAM_KEYS:
+            self.hidden.add(name)
+            return True
+        return False
 
     def key(self, scope: str, name: str) -> ConfigKey | None:
         if scope == "topics":
@@ -77,11 +89,13 @@ class Writer:
         candidates: list[Any] = []
         if live in ("true", "false"):
             candidates.append(live == "true")
-        if _INTEGER.fullmatch(live) and str(int(live)) == live:
-            candidates.append(int(live))
-        elif re.fullmatch(r"-?[0-9]+\.0", live):  # e.g. quotas stored as doubles by the Admin API
-            candidates.append(int(float(live)))
-        if key is not None and key.type == "DOUBLE" and _DOUBLE.fullmatch(live):
+        number = parse_int(live) if _INTEGER.fullmatch(live) else None  # bounded: a znode may hold anything
+        whole = parse_number(live) if re.fullmatch(r"-?[0-9]+\.0", live) else None  # e.g. quotas stored as
+        if number is not None and str(number) == live:  # doubles by the Admin API
+            candidates.append(number)
+        elif whole is not None and abs(whole) < 2**63:
+            candidates.append(int(whole))
+        if key is not None and key.type == "DOUBLE" and _DOUBLE.fullmatch(live) and parse_number(live) is not None:
             candidates.append(float(live))
         for candidate in candidates:
             if canonical(key, to_kafka_string(candidate)) == want:
@@ -90,7 +104,8 @@ class Writer:
 
     def config(self, scope: str, live: Mapping[str, str], skip: Callable[[str], bool] = lambda k: False
                ) -> dict[str, Any]:
-        return {k: self.value(scope, k, v) for k, v in sorted(live.items()) if not skip(k)}
+        return {k: self.value(scope, k, v) for k, v in sorted(live.items())
+                if not skip(k) and not self.is_hidden(scope, k)}
 
 
 def _broker_ids(live: LiveState) -> list[int]:
@@ -102,7 +117,8 @@ def _broker_ids(live: LiveState) -> list[int]:
     return sorted(ids)
 
 
-def cluster_doc(spec: ImportSpec, brokers: Sequence[int], has_passwords: bool) -> dict[str, Any]:
+def cluster_doc(spec: ImportSpec, brokers: Sequence[int], has_passwords: bool,
+                ignore: Sequence[str] = ()) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": spec.cluster}
     if spec.labels:
         meta["labels"] = dict(spec.labels)
@@ -111,6 +127,8 @@ def cluster_doc(spec: ImportSpec, brokers: Sequence[int], has_passwords: bool) -
         env = spec.encoder_secret_env or re.sub(r"[^A-Z0-9]", "_", spec.cluster.upper()) + "_ENCODER_SECRET"
         body["passwordEncoder"] = {"secret": {"env": env}}
     body["brokers"] = list(brokers)
+    if ignore:
+        body["policy"] = {"ignoreKeys": list(ignore)}
     return _doc("Cluster", meta, body)
 
 
@@ -119,7 +137,7 @@ def broker_docs(
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """BrokerConfig documents (default first, then by id) and the Listeners document, if any."""
     per_broker = {
-        int(ref.name): dict(e.config)
+        int(ref.name): {k: v for k, v in e.config.items() if not writer.is_hidden("brokers", k)}
         for ref, e in live.entities.items()
         if ref.entity_type == "brokers" and ref.name != DEFAULT_ENTITY and e.config
     }
@@ -221,7 +239,7 @@ def compose(
         for k in e.config
     )
     ids = _broker_ids(live)
-    files: dict[str, list[dict[str, Any]]] = {"cluster.yaml": [cluster_doc(spec, ids, has_passwords)]}
+    files: dict[str, list[dict[str, Any]]] = {}
     if brokers:
         files["brokers.yaml"] = brokers
     if listeners is not None:
@@ -232,4 +250,10 @@ def compose(
     quotas = quotas_doc(live, writer, notes)
     if quotas is not None:
         files["quotas.yaml"] = [quotas]
-    return Composed(files, notes)
+    ignore: list[str] = []
+    if writer.hidden:  # after every document: the keys each of them left out
+        inherited = fleet.policy.get("ignoreKeys")
+        ignore = sorted(writer.hidden | set(inherited.raw if inherited is not None else ()))
+        notes.append("keys of a type Kafka does not know, whose values it hides (so import does not write them): "
+                     f"{', '.join(sorted(writer.hidden))}; kept as they are live through policy.ignoreKeys")
+    return Composed({"cluster.yaml": [cluster_doc(spec, ids, has_passwords, ignore)], **files}, notes)
