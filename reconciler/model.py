@@ -218,6 +218,26 @@ class ZooKeeperSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SaslSpec:
+    """SASL to the brokers, as a Kafka client's sasl.mechanism and JAAS login (PLAIN or SCRAM)."""
+
+    mechanism: str  # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+    username: str
+    password: SecretRef
+
+
+@dataclass(frozen=True, slots=True)
+class AdminClientSpec:
+    """The brokers' Admin API, as a Kafka client reaches it: `apply --verify` asks the brokers through it."""
+
+    bootstrap_servers: tuple[str, ...]  # "host:port"
+    security_protocol: str = "PLAINTEXT"  # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (security.protocol)
+    tls: TlsSpec | None = None  # SSL / SASL_SSL: CA, client certificate (ssl.truststore/keystore in PEM)
+    sasl: SaslSpec | None = None  # SASL_PLAINTEXT / SASL_SSL
+    source: SourceRef | None = None  # where bootstrapServers is written (errors name it)
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     prune: bool = False
     ignore_keys: tuple[str, ...] = ()
@@ -235,6 +255,7 @@ class ClusterSpec:
     password_encoder: PasswordEncoderSpec | None = None
     policy: Policy = field(default_factory=Policy)
     source: SourceRef | None = None
+    admin: AdminClientSpec | None = None  # spec.adminClient: None when the manifests name no bootstrap servers
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,16 @@ have_zookeeper() {
     || ls /usr/share/java/zookeeper*.jar >/dev/null 2>&1
 }
 have_chromium() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }
+have_java() { command -v java >/dev/null; }
+have_maven() { command -v mvn >/dev/null; }
 # zookeeper: the local server and the tests; chromium: the impact report's screenshot test
 # (scripts/screenshot-report.sh).
 missing=()
 have_zookeeper || missing+=(zookeeper)
 have_chromium || missing+=(chromium)
+# java and maven: the real Kafka brokers of the tests and the demo (kafka/pom.xml, scripts/local-kafka.sh)
+have_java || missing+=(default-jre-headless)
+have_maven || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   # Another package manager (unattended-upgrades, a parallel job) may hold dpkg's lock: wait for it
@@ -31,6 +36,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >&2
   have_zookeeper || { log "zookeeper is still missing after apt-get install"; exit 1; }
   have_chromium || { log "chromium is still missing after apt-get install"; exit 1; }
+  have_maven || { log "maven is still missing after apt-get install"; exit 1; }
 fi
 command -v java >/dev/null || { log "java is required (Debian: default-jre-headless)"; exit 1; }
 
@@ -62,4 +68,6 @@ if ! [ -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+# Apache Kafka's jars for the real brokers, pinned in kafka/pom.xml (offline once resolved).
+bash scripts/kafka-jars.sh >/dev/null
 log "ready: $(.venv/bin/python --version), $(.venv/bin/reconciler --version 2>/dev/null || echo kafka-reconciler)"

@@ -166,3 +166,41 @@ def spark() -> Iterator[object]:
     session = _classic("local[2]")
     yield session
     session.stop()
+
+
+# --- real Kafka brokers (tests/kafkabrokers.py) ------------------------------------------------------------
+from tests.kafkabrokers import KafkaCluster, start_cluster, stop_cluster  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """Three real ZooKeeper-mode Kafka brokers (ids 1-3) under their own chroot of the session's ZooKeeper,
+    with a password.encoder.secret; started once per run. Real brokers are mandatory: no skip."""
+    directory = tmp_path_factory.mktemp("kafka")
+    chroot = f"/kafka-{uuid.uuid4().hex[:8]}"
+    errors = []
+    for _ in range(3):  # a free port may be taken between probing and binding
+        try:
+            cluster = start_cluster(directory, f"{zk_server.connect}{chroot}",
+                                    [free_port() for _ in range(3)], secret=uuid.uuid4().hex)
+            break
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    else:
+        pytest.fail("cannot start real Kafka brokers (required):\n" + "\n".join(errors), pytrace=False)
+    yield cluster
+    stop_cluster(cluster)
+
+
+@pytest.fixture
+def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
+    """The session's brokers, with their logs scanned after the test: a dynamic config a broker dropped or
+    refused fails the test, unless it is marked `broker_rejects` (the test provokes that on purpose)."""
+    zk_server.restart()
+    for broker in kafka_cluster.brokers:  # a test that stopped a broker and failed before restarting it
+        kafka_cluster.start_broker(broker)
+    kafka_cluster.mark_logs()
+    yield kafka_cluster
+    if request.node.get_closest_marker("broker_rejects") is None:
+        dropped = kafka_cluster.dropped_configs()
+        assert not dropped, f"brokers dropped or refused dynamic configs: {dropped}"

@@ -38,6 +38,8 @@ from reconciler.model import (
     SourceRef,
     TlsSpec,
     ZooKeeperSpec,
+    AdminClientSpec,
+    SaslSpec,
     frozen_map,
 )
 
@@ -128,6 +130,20 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
         password_encoder=encoder,
         policy=_policy(fleet, spec.get("policy") or {}),
         source=doc.mark(()),
+        admin=_admin_client(doc, spec["adminClient"]) if "adminClient" in spec else None,
+    )
+
+
+def _admin_client(doc: Document, raw: Mapping[str, Any]) -> AdminClientSpec:
+    servers = raw["bootstrapServers"]
+    sasl = raw.get("sasl")
+    return AdminClientSpec(
+        bootstrap_servers=tuple(str(s).strip() for s in (servers.split(",") if isinstance(servers, str) else servers)),
+        security_protocol=str(raw.get("securityProtocol", "PLAINTEXT")),
+        tls=_tls(raw["tls"]) if "tls" in raw else None,
+        sasl=None if sasl is None else SaslSpec(str(sasl["mechanism"]), str(sasl["username"]),
+                                                secret_ref(sasl["password"])),
+        source=doc.mark(("spec", "adminClient", "bootstrapServers")),
     )
 
 

@@ -1,0 +1,167 @@
+"""What the brokers report, asked through Kafka's Admin API with kafka-python: each broker's own
+DescribeConfigs answer (sent to that broker: a ZooKeeper-mode broker answers for its *running*
+configuration, `ZkAdminManager.describeConfigs`), topics' configs and layouts, and client quotas.
+
+kafka-python's records below INFO print requests and responses (SASL exchanges among them): they never pass,
+whatever `-v` asks for. Errors name the bootstrap servers and the exception type, never a credential."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconciler.brokers.endpoints import checked_servers, server_text
+from reconciler.errors import ReconcilerError
+from reconciler.model import AdminClientSpec, Secret
+from reconciler.verify.expect import quota_key
+from reconciler.verify.judge import ReportedConfig, ReportedLayout, Synonym
+
+
+class BrokerAdminError(ReconcilerError):
+    """The brokers' Admin API is unreachable or refused a request (names the bootstrap servers only)."""
+
+
+class _Quiet(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.INFO:
+            return False
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(a if isinstance(a, str | int | float | bool) or a is None else type(a).__name__
+                                for a in record.args)
+        return True
+
+
+# kafka-python logs every refused connection at ERROR: a broker that is down is a verification outcome,
+# reported once per key, not a stream of log lines.
+_LOG = logging.getLogger("kafka")
+_LOG.setLevel(logging.CRITICAL)
+_LOG.addFilter(_Quiet())
+for _name in ("kafka.conn", "kafka.client", "kafka.net", "kafka.admin", "kafka.protocol"):
+    logging.getLogger(_name).addFilter(_Quiet())
+
+
+@dataclass(frozen=True)
+class AdminSecurity:
+    """The client security of `AdminClientSpec`, resolved: checked PEM files and secrets."""
+
+    ca: Path | None = None
+    certificate: Path | None = None
+    key: Path | None = None
+    key_password: Secret | None = None
+    sasl_password: Secret | None = None
+
+
+def _client_options(spec: AdminClientSpec, security: AdminSecurity) -> dict[str, Any]:
+    options: dict[str, Any] = {"security_protocol": spec.security_protocol}
+    if spec.security_protocol in ("SSL", "SASL_SSL"):
+        options.update(
+            ssl_cafile=str(security.ca) if security.ca else None,
+            ssl_certfile=str(security.certificate) if security.certificate else None,
+            ssl_keyfile=str(security.key) if security.key else None,
+            ssl_password=security.key_password.reveal() if security.key_password else None,
+            ssl_check_hostname=spec.tls.verify_hostname if spec.tls else True,
+        )
+    if spec.sasl is not None:
+        if security.sasl_password is None:
+            raise BrokerAdminError("the brokers' Admin API: SASL needs its password")
+        options.update(sasl_mechanism=spec.sasl.mechanism, sasl_plain_username=spec.sasl.username,
+                       sasl_plain_password=security.sasl_password.reveal())
+    return options
+
+
+class BrokerAdmin:
+    """One Admin API connection to a cluster's brokers."""
+
+    def __init__(self, spec: AdminClientSpec, security: AdminSecurity | None = None, *,
+                 request_timeout_s: float = 5.0) -> None:
+        from kafka.admin import KafkaAdminClient  # kafka-python: imported only where the brokers are asked
+
+        servers = [server_text(h, p) for h, p in checked_servers(spec.bootstrap_servers)]
+        self.where = "brokers at " + ",".join(servers)
+        try:
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=servers, client_id="kafka-reconciler-verify",
+                request_timeout_ms=int(request_timeout_s * 1000), reconnect_backoff_max_ms=1000,
+                **_client_options(spec, security or AdminSecurity()))
+        except ReconcilerError:
+            raise
+        except Exception as exc:
+            raise BrokerAdminError(f"cannot connect to the {self.where} ({type(exc).__name__})") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._admin.close()
+
+    def __enter__(self) -> BrokerAdmin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def live_brokers(self) -> dict[int, str]:
+        """The brokers registered now (DescribeCluster): id -> host:port."""
+        cluster = self._admin.describe_cluster()
+        return {int(b["broker_id"]): f"{b['host']}:{b['port']}" for b in cluster["brokers"]}
+
+    def broker_configs(self, broker: int, keys: Iterable[str]) -> dict[str, ReportedConfig]:
+        """Broker `broker`'s own DescribeConfigs answer (with synonyms) for `keys`; a key it does not report is
+        absent (a password it could not decode, among others)."""
+        from kafka.admin import ConfigResource, ConfigResourceType
+
+        resource = ConfigResource(ConfigResourceType.BROKER, str(broker), configs=dict.fromkeys(keys))
+        answer = self._admin.describe_configs([resource], include_synonyms=True, config_filter="all")
+        return _configs(answer.get("broker", {}).get(str(broker), {}))
+
+    def topic_configs(self, topic: str, keys: Iterable[str]) -> dict[str, ReportedConfig] | None:
+        """A topic's DescribeConfigs answer for `keys`; None when the broker reports no such topic."""
+        from kafka.admin import ConfigResource, ConfigResourceType
+
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict.fromkeys(keys))
+        answer = self._admin.describe_configs([resource], include_synonyms=True, config_filter="all")
+        configs = answer.get("topic", {}).get(topic)
+        return None if not configs else _configs(configs)
+
+    def topic_layouts(self, topics: Sequence[str]) -> dict[str, ReportedLayout]:
+        """Partition count and replication factor of each existing topic of `topics` (Metadata)."""
+        out: dict[str, ReportedLayout] = {}
+        for topic in self._admin.describe_topics(list(topics)):
+            if topic.get("error_code", 0) != 0:
+                continue
+            partitions = topic.get("partitions") or []
+            rf = max((len(p.get("replica_nodes") or p.get("replicas") or ()) for p in partitions), default=0)
+            out[str(topic["topic"] if "topic" in topic else topic["name"])] = ReportedLayout(len(partitions), rf)
+        return out
+
+    def quotas(self) -> dict[str, dict[str, float]]:
+        """Every client quota the brokers report (DescribeClientQuotas, no filter), keyed as
+        `verify.expect.quota_key` names an entity."""
+        from kafka.protocol.admin import DescribeClientQuotasRequest
+
+        async def ask() -> Any:
+            return await self._admin._manager.send(DescribeClientQuotasRequest(components=[], strict=False))
+
+        response = self._admin._manager.run(ask)
+        if response.error_code != 0:
+            raise BrokerAdminError(f"the {self.where} refused DescribeClientQuotas (error {response.error_code})")
+        out: dict[str, dict[str, float]] = {}
+        for entry in response.entries:
+            key = quota_key((e.entity_type, e.entity_name) for e in entry.entity)
+            out[key] = {v.key: float(v.value) for v in entry.values}
+        return out
+
+
+def _configs(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, ReportedConfig]:
+    return {
+        name: ReportedConfig(
+            value=entry.get("value"),
+            source=str(entry.get("config_source")),
+            sensitive=bool(entry.get("is_sensitive")),
+            synonyms=tuple(Synonym(str(s["name"]), str(s["source"]), s.get("value"))
+                           for s in entry.get("synonyms") or ()),
+        )
+        for name, entry in raw.items()
+    }

@@ -1,0 +1,143 @@
+"""`apply --verify`: after the writes, ask every broker until each written key is reported as expected, or a
+deadline passes. Broker keys are asked of each broker (its own running configuration); topic configs,
+layouts and quotas of any broker (in ZooKeeper mode a broker answers these from ZooKeeper, as it parses
+them). A broker the manifests declare that is not registered, or that does not answer, is reported as
+unanswered, never as taken."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+from reconciler.brokers.admin import AdminSecurity, BrokerAdmin, BrokerAdminError
+from reconciler.errors import SecretError
+from reconciler.model import ClusterSpec, TlsSpec
+from reconciler.plan import Plan
+from reconciler.progress import NO_PROGRESS, Progress
+from reconciler.secrets.compare import base_dir
+from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
+from reconciler.secrets.refs import resolve_optional
+from reconciler.verify.expect import Expectation, expectations
+from reconciler.verify.judge import Outcome, judge_config, judge_layout, judge_quota
+from reconciler.verify.report import Result, VerifyReport
+
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def admin_security(cluster: ClusterSpec, root: Path) -> AdminSecurity:
+    """The admin client's PEM files (checked like every manifest-named file) and secrets, resolved."""
+    spec = cluster.admin
+    if spec is None:
+        return AdminSecurity()
+    where = base_dir(root, cluster.source)
+    tls: TlsSpec | None = spec.tls
+
+    def checked(name: str | None, what: str) -> Path | None:
+        if name is None:
+            return None
+        try:
+            path = confine(where / name, root, shown=f"{what} {name}", allowed=approved_secret_dirs())
+            read_regular(path, MAX_SECRET_BYTES, shown=f"{what} {name}")
+        except FileAccessError as exc:
+            raise SecretError(f"cluster {cluster.name}: adminClient.tls: {exc.message}") from None
+        return path
+
+    return AdminSecurity(
+        ca=checked(tls.ca_file if tls else None, "CA file"),
+        certificate=checked(tls.cert_file if tls else None, "certificate file"),
+        key=checked(tls.key_file.file if tls and tls.key_file else None, "key file"),
+        key_password=resolve_optional(tls.key_password if tls else None, where, root),
+        sasl_password=resolve_optional(spec.sasl.password if spec.sasl else None, where, root),
+    )
+
+
+def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Outcome]:
+    """One round: every pending expectation asked once (grouped per broker, per topic, once for quotas)."""
+    out: dict[Expectation, Outcome] = {}
+    try:
+        live = admin.live_brokers()
+    except Exception as exc:
+        return {e: Outcome("unreachable", f"no answer from the cluster ({type(exc).__name__})") for e in pending}
+    by_broker: dict[str, list[Expectation]] = defaultdict(list)
+    by_topic: dict[str, list[Expectation]] = defaultdict(list)
+    layouts: list[Expectation] = []
+    quotas: list[Expectation] = []
+    for e in pending:
+        if e.kind == "broker":
+            by_broker[e.target].append(e)
+        elif e.kind == "topic":
+            by_topic[e.target].append(e)
+        else:
+            (layouts if e.kind == "layout" else quotas).append(e)
+    for broker, exps in by_broker.items():
+        if int(broker) not in live:
+            out.update((e, Outcome("unreachable", "the broker is not registered (down?)")) for e in exps)
+            continue
+        try:
+            reported = admin.broker_configs(int(broker), {e.key for e in exps})
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"the broker did not answer ({type(exc).__name__})"))
+                       for e in exps)
+            continue
+        out.update((e, judge_config(e, reported.get(e.key))) for e in exps)
+    for topic, exps in by_topic.items():
+        try:
+            configs = admin.topic_configs(topic, {e.key for e in exps})
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in exps)
+            continue
+        out.update((e, judge_config(e, None if configs is None else configs.get(e.key))) for e in exps)
+    if layouts:
+        try:
+            reported_layouts = admin.topic_layouts(sorted({e.target for e in layouts}))
+            out.update((e, judge_layout(e, reported_layouts.get(e.target))) for e in layouts)
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in layouts)
+    if quotas:
+        try:
+            reported_quotas = admin.quotas()
+            out.update((e, judge_quota(e, reported_quotas.get(e.target))) for e in quotas)
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in quotas)
+    return out
+
+
+def verify_plan(
+    plan: Plan,
+    cluster: ClusterSpec,
+    root: Path,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    interval_s: float = 0.5,
+    progress: Progress = NO_PROGRESS,
+    clock: Callable[[], float] = time.monotonic,
+) -> VerifyReport:
+    """Ask the brokers until every change of `plan` is reported as expected or `timeout_s` passes."""
+    if cluster.admin is None:
+        raise BrokerAdminError(f"cluster {cluster.name}: --verify needs spec.adminClient.bootstrapServers "
+                               "(how to reach the brokers' Admin API) in cluster.yaml")
+    start = clock()
+    deadline = start + timeout_s
+    with BrokerAdmin(cluster.admin, admin_security(cluster, root)) as admin:
+        try:
+            registered = set(admin.live_brokers())
+        except Exception:
+            registered = set()
+        brokers = tuple(sorted(set(cluster.brokers) | registered))
+        wanted = expectations(plan, brokers)
+        outcomes: dict[Expectation, Outcome] = {}
+        pending = list(wanted)
+        with progress.phase(f"{cluster.name}: verify on {admin.where}", total=len(wanted)) as phase:
+            while True:
+                outcomes.update(_ask(admin, pending))
+                pending = [e for e in wanted if outcomes[e].status != "taken"]
+                phase.update(len(wanted) - len(pending))
+                if not pending or clock() >= deadline:
+                    break
+                time.sleep(interval_s)
+            report = VerifyReport(plan.cluster, tuple(Result(e, outcomes[e]) for e in wanted), brokers,
+                                  clock() - start)
+            phase.done(report.summary)
+    return report

@@ -1,0 +1,119 @@
+"""One broker answer against one expectation: taken, not taken (with what the broker reports instead), or
+not answered. Mirrors how Kafka builds a DescribeConfigs entry (`ConfigHelper.createBrokerConfigEntry`):
+the entry's value is what the broker *runs* (its current KafkaConfig), its synonyms are the stored layers
+in precedence order (per-broker, `<default>`, static, default).
+
+Two ways a write is lost inside a broker, both seen on Kafka 3.9:
+- a password it cannot decode is dropped ("Dynamic password config … could not be decoded, ignoring",
+  `DynamicBrokerConfig.fromPersistentProps`): the key is missing from the synonyms;
+- an update it refuses ("Failed to update broker configuration", `DynamicBrokerConfig.processReconfiguration`)
+  leaves the synonyms updated but the running config unchanged, for *every* key of that update: the
+  entry's value then differs from its first synonym's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from reconciler.verify.expect import Expectation
+
+Status = Literal["taken", "not_taken", "unreachable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Synonym:
+    name: str
+    source: str
+    value: str | None  # None for sensitive values
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedConfig:
+    """One DescribeConfigs entry as the broker sent it."""
+
+    value: str | None  # what the broker runs (None when sensitive)
+    source: str
+    sensitive: bool
+    synonyms: tuple[Synonym, ...] = ()  # Kafka's precedence order, highest first
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: Status
+    detail: str = ""  # for not_taken / unreachable: what the broker reports instead, or why no answer
+
+
+TAKEN = Outcome("taken")
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    """Equal as Kafka values: list entries may be reported with or without blanks after the commas."""
+    if a is None or b is None:
+        return a is b
+    return a == b or [p.strip() for p in a.split(",")] == [p.strip() for p in b.split(",")]
+
+
+def _shown(value: str | None, sensitive: bool) -> str:
+    return "(sensitive)" if sensitive else ("null" if value is None else value)
+
+
+def judge_config(exp: Expectation, reported: ReportedConfig | None) -> Outcome:
+    """A broker or topic config key against what the broker reported for it (None: not reported at all)."""
+    layer = None if reported is None else next(
+        (s for s in reported.synonyms if s.name == exp.key and s.source == exp.source), None)
+    if exp.value is None:
+        if layer is None:
+            return TAKEN
+        sensitive = reported.sensitive if reported is not None else False
+        return Outcome("not_taken", f"still set from {exp.source} ({_shown(layer.value, sensitive)})")
+    if layer is None:
+        if exp.sensitive:
+            return Outcome("not_taken", f"not held by the broker as {exp.source}: a password the broker cannot "
+                                        "decode is dropped (is its password.encoder.secret the cluster's?)")
+        if reported is None:
+            return Outcome("not_taken", "not reported by the broker")
+        return Outcome("not_taken", f"broker reports {_shown(reported.value, reported.sensitive)} "
+                                    f"from {reported.source}")
+    if not exp.sensitive and not _same(layer.value, exp.value):
+        return Outcome("not_taken", f"broker holds {_shown(layer.value, False)} as {exp.source}")
+    assert reported is not None
+    first = reported.synonyms[0] if reported.synonyms else None
+    if (not reported.sensitive and first is not None and first.name == exp.key
+            and not _same(reported.value, first.value)):
+        return Outcome("not_taken", f"stored but not in effect: the broker runs {_shown(reported.value, False)} "
+                                    "(it refused the dynamic update: see its log)")
+    return TAKEN
+
+
+def judge_quota(exp: Expectation, reported: Mapping[str, float] | None) -> Outcome:
+    """A quota key against DescribeClientQuotas' values for its entity (None: the entity has none)."""
+    value = None if reported is None else reported.get(exp.key)
+    if exp.value is None:
+        return TAKEN if value is None else Outcome("not_taken", f"still set ({value:g})")
+    if value is None:
+        return Outcome("not_taken", "not reported by the broker")
+    try:
+        expected = float(exp.value)
+    except ValueError:
+        return Outcome("not_taken", f"broker reports {value:g}")
+    return TAKEN if value == expected else Outcome("not_taken", f"broker reports {value:g}")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedLayout:
+    partitions: int
+    replication_factor: int
+
+
+def judge_layout(exp: Expectation, reported: ReportedLayout | None) -> Outcome:
+    """A created or grown topic's partition count / replication factor against DescribeTopics."""
+    if reported is None:
+        return Outcome("not_taken", "the topic is not reported by the broker")
+    got = reported.partitions if exp.key == "partitions" else reported.replication_factor
+    return TAKEN if str(got) == exp.value else Outcome("not_taken", f"broker reports {exp.key} {got}")
+
+
+def worst(outcomes: Sequence[Outcome]) -> Status:
+    order = {"taken": 0, "unreachable": 1, "not_taken": 2}
+    return max((o.status for o in outcomes), key=order.__getitem__, default="taken")

@@ -1,0 +1,89 @@
+"""Real Kafka brokers (Apache Kafka's jars from kafka/pom.xml, ZooKeeper mode) for integration tests, started
+and stopped by scripts/local-kafka.sh. A cluster lives under its own chroot of the session's ZooKeeper."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "local-kafka.sh"
+
+# What a broker logs when it drops or refuses a dynamic config (kafka.server.DynamicBrokerConfig, 3.9):
+# an undecodable password, an update that fails validation or reconfiguration, a whole entity not applied.
+DROPPED = re.compile(r"could not be decoded, ignoring|Failed to update broker configuration|"
+                     r"configs could not be applied|configs of \d+ could not be applied|Invalid dynamic configuration")
+
+
+def run_script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+@dataclass
+class KafkaCluster:
+    dir: Path
+    zk_connect: str  # host:port/chroot
+    bootstrap: str  # host:port,…
+    brokers: tuple[int, ...]
+    secret_file: Path
+    _log_marks: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def secret(self) -> str:
+        return self.secret_file.read_text().strip()
+
+    def log_path(self, broker: int) -> Path:
+        return self.dir / f"broker-{broker}" / "server.log"
+
+    def stop_broker(self, broker: int) -> None:
+        result = run_script("stop", "--dir", str(self.dir), "--only", str(broker))
+        assert result.returncode == 0, result.stderr
+
+    def start_broker(self, broker: int) -> None:
+        result = run_script("start", "--dir", str(self.dir), "--only", str(broker))
+        assert result.returncode == 0, result.stderr
+
+    def mark_logs(self) -> None:
+        """Remember where each broker's log ends: `new_log_lines` reads from there."""
+        self._log_marks = {b: self._size(b) for b in self.brokers}
+
+    def _size(self, broker: int) -> int:
+        try:
+            return self.log_path(broker).stat().st_size
+        except OSError:
+            return 0
+
+    def new_log_lines(self, broker: int) -> list[str]:
+        with self.log_path(broker).open("rb") as handle:
+            handle.seek(self._log_marks.get(broker, 0))
+            return handle.read().decode("utf-8", "replace").splitlines()
+
+    def dropped_configs(self) -> dict[int, list[str]]:
+        """Per broker, the log lines since `mark_logs` that say a dynamic config was dropped or refused."""
+        out = {b: [line for line in self.new_log_lines(b) if DROPPED.search(line)] for b in self.brokers}
+        return {b: lines for b, lines in out.items() if lines}
+
+
+def start_cluster(directory: Path, zk_connect: str, ports: list[int], secret: str,
+                  old_secret: str | None = None) -> KafkaCluster:
+    directory.mkdir(parents=True, exist_ok=True)
+    secret_file = directory / "encoder-secret"
+    secret_file.write_text(secret)
+    args = ["start", "--dir", str(directory), "--brokers", str(len(ports)), "--zookeeper", zk_connect,
+            "--ports", ",".join(map(str, ports)), "--secret-file", str(secret_file)]
+    if old_secret is not None:
+        (directory / "old-secret").write_text(old_secret)
+        args += ["--old-secret-file", str(directory / "old-secret")]
+    result = run_script(*args)
+    if result.returncode != 0:
+        raise RuntimeError(f"Kafka brokers did not start:\n{result.stderr[-4000:]}")
+    env = dict(line.split("=", 1) for line in (directory / "cluster.env").read_text().split())
+    return KafkaCluster(directory, env["ZK_CONNECT"], env["BOOTSTRAP"],
+                        tuple(int(b) for b in env["BROKERS"].split(",")), secret_file)
+
+
+def stop_cluster(cluster: KafkaCluster) -> None:
+    run_script("stop", "--dir", str(cluster.dir))
