@@ -30,7 +30,7 @@ class ClusterSources:
     documents: list[Document] = field(default_factory=list)
 
 
-class _OverBudget(Exception):
+class OverBudget(Exception):
     """The manifests loaded so far are over one of the operator's aggregate bounds; nothing more is read."""
 
 
@@ -59,9 +59,9 @@ class Budget:
             if self.entities > self.limits.entities:
                 raise self._over("entities", "entities (topics, quota entities, other documents)", doc.mark(()))
 
-    def _over(self, name: str, what: str, where: SourceRef) -> _OverBudget:
+    def _over(self, name: str, what: str, where: SourceRef) -> OverBudget:
         setting, bound = self.limits.setting(name), getattr(self.limits, name)
-        return _OverBudget(
+        return OverBudget(
             Diagnostic("error", f"the manifests loaded reach more than {bound:,} {what} here, over {setting}; "
                        "nothing after this is read. Change fewer clusters at once, or ask the operator to raise "
                        f"{setting}", where, setting),
@@ -173,7 +173,7 @@ def discover(
     diags: list[Diagnostic] = []
     try:
         _discover(repo, only, kinds, diags)
-    except _OverBudget as over:
+    except OverBudget as over:
         diags.extend(over.args)
     return repo, diags
 

@@ -98,8 +98,8 @@ def no_assignment(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def pr_repo(root: Path, connect: str) -> git.Repo:
     """main: cluster a (one small topic); the test commits its pull request on branch `feature`."""
     repo = make_repo(root)
-    commit(repo, "cluster a", {"clusters/a/cluster.yaml": cluster_yaml("a", connect),
-                               "clusters/a/topics.yaml": topics_yaml({"orders": "{partitions: 3, replicationFactor: 3}"})})
+    orders = topics_yaml({"orders": "{partitions: 3, replicationFactor: 3}"})
+    commit(repo, "cluster a", {"clusters/a/cluster.yaml": cluster_yaml("a", connect), "clusters/a/topics.yaml": orders})
     repo.git.checkout("-b", "feature")
     return repo
 
@@ -213,7 +213,8 @@ def test_hostile_numbers_are_validation_errors_at_their_line_in_validate_and_pla
     cluster.mkdir(parents=True)
     (cluster / "cluster.yaml").write_text(cluster_yaml("a", zk_connect))
     config = ", ".join(f"{k}: {v}" for k, v in HOSTILE.items())
-    (cluster / "topics.yaml").write_text(topics_yaml({"t": f"{{partitions: 1, replicationFactor: 1, config: {{{config}}}}}"}))
+    entry = f"{{partitions: 1, replicationFactor: 1, config: {{{config}}}}}"
+    (cluster / "topics.yaml").write_text(topics_yaml({"t": entry}))
     (cluster / "brokers.yaml").write_text(brokers_yaml(BROKER_HOSTILE))
     (cluster / "quotas.yaml").write_text(quotas_yaml(
         "users:\n  alice: {producer_byte_rate: .inf, request_percentage: 1e400}\n"
@@ -252,7 +253,7 @@ def test_quota_names_zookeeper_cannot_hold_are_refused_before_apply(
                        ("userClients:\n  alice:\n    '..': {producer_byte_rate: 1024}\n", 7)):
         (cluster / "quotas.yaml").write_text(quotas_yaml(body))
         for command in (["validate"], ["plan", "a", "--out", str(tmp_path / "plan.json")]):
-            code, out, err = invoke(capsys, "--repo", str(root), *command)
+            code, _, err = invoke(capsys, "--repo", str(root), *command)
             assert code == 1 and f"clusters/a/quotas.yaml:{line}:" in err and "Sanitizer" in err, err
             assert "Traceback" not in err
         assert not (tmp_path / "plan.json").exists()
