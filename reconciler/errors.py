@@ -45,6 +45,7 @@ class ExitCode(IntEnum):
     ERROR = 1  # invalid input, unreachable cluster, failed apply
     CHANGES = 2  # plan has changes (only with --detailed-exitcode)
     CONFLICT = 3  # stale plan (a znode changed since planning) or another apply holds the lock
+    NOT_TAKEN = 4  # written, but `--verify` could not prove every broker took it (not taken / no answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,12 @@ class ConflictError(ReconcilerError):
     """The plan is stale or another apply holds the cluster lock; nothing of the batch was written."""
 
     exit_code = ExitCode.CONFLICT
+
+
+class NotTakenError(ReconcilerError):
+    """The writes succeeded but the brokers did not all report them (`apply --verify`)."""
+
+    exit_code = ExitCode.NOT_TAKEN
 
 
 class RefusedError(ReconcilerError):

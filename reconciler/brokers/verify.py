@@ -6,6 +6,7 @@ unanswered, never as taken."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -141,3 +142,11 @@ def verify_plan(
                                   clock() - start)
             phase.done(report.summary)
     return report
+
+
+def record_verification(audit_log: Path, plan: Plan, report: VerifyReport) -> None:
+    """The verification's outcome as a line of the JSON-lines audit log, after the apply's own entry."""
+    entry = {"event": "verify", "planId": plan.plan_id, "revision": plan.revision, **report.to_json()}
+    audit_log.parent.mkdir(parents=True, exist_ok=True)
+    with audit_log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry, sort_keys=True) + "\n")

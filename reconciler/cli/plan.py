@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, print_plans, read_plan_file
-from reconciler.errors import ExitCode, ReconcilerError
+from reconciler.errors import ExitCode, NotTakenError, ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.model import ClusterSettings
+    from reconciler.plan import Plan
 
 
 @click.command()
@@ -69,11 +71,19 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
 @click.option("--allow-secret-rotation", is_flag=True,
               help="Re-encode passwords stored with passwordEncoder.oldSecret (brokers restarted with both first).")
+@click.option("--verify", is_flag=True,
+              help="After the writes, ask every broker (Admin API, spec.adminClient) until it reports each change; "
+                   "exit 4 if one is not taken or a broker does not answer.")
+@click.option("--verify-timeout", default="30s", show_default=True, metavar="DURATION",
+              help="How long --verify keeps asking (e.g. 30s, 2m).")
+@click.option("--verify-format", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True, help="text: on stderr only; markdown/json: the verification report on stdout.")
 @lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
-    allow_dirty: bool, allow_secret_rotation: bool, lock_timeout: float | None,
+    allow_dirty: bool, allow_secret_rotation: bool, verify: bool, verify_timeout: str, verify_format: str,
+    lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.apply import apply_cluster_plan, default_audit_log, guard, load_apply_settings, named_for
@@ -124,3 +134,32 @@ def apply(
             phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
                        f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
     click.echo(apply_summary(pending), err=True)
+    if verify:
+        verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
+
+
+def verify_applied(obj: Context, plans: Sequence[Plan], states: Mapping[str, ClusterSettings], timeout: str,
+                   output: str, audit_log: Path) -> None:
+    """`--verify`: each applied plan asked of its brokers; the report on stderr (and stdout in markdown/json),
+    a line in the audit log, exit 4 unless every broker took every change."""
+    from reconciler.apply import duration_seconds
+    from reconciler.brokers.verify import record_verification, verify_plan
+    from reconciler.verify.report import markdown
+
+    progress = obj.progress()
+    reports = []
+    for index, p in enumerate(plans, 1):
+        report = verify_plan(p, states[p.cluster].cluster, obj.repo, timeout_s=duration_seconds(timeout),
+                             progress=progress.numbered(index, len(plans)))
+        record_verification(audit_log, p, report)
+        reports.append(report)
+        for line in report.text_lines():
+            click.echo(line, err=True)
+    if output == "json":
+        click.echo(json.dumps({"verifications": [r.to_json() for r in reports]}, indent=2, sort_keys=True))
+    elif output == "markdown":
+        click.echo(markdown(reports))
+    failed = [r for r in reports if not r.ok]
+    if failed:
+        raise NotTakenError(f"{len(failed)} cluster(s) not verified: written, but not every broker reports "
+                            "every change (see above); re-run with --verify after checking the brokers' logs")

@@ -49,6 +49,16 @@ def _plain(text: str) -> str:
     return text.replace("@", "@\u200b").replace("[", "\\[").replace("]", "\\]")
 
 
+def escape_markdown(text: str) -> str:
+    """Manifest- or broker-derived free text for a Markdown document (the PR comment's own escaping)."""
+    return _plain(text)
+
+
+def code_markdown(text: str) -> str:
+    """Manifest-derived names (entities, keys) as a Markdown code span, fenced past any backticks inside."""
+    return _code(text)
+
+
 def _code(text: str, cell: bool = False) -> str:
     ticks = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * (ticks + 1)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.render.markdown import code_markdown, escape_markdown
 from reconciler.verify.expect import Expectation
 from reconciler.verify.judge import Outcome, Status
 
@@ -94,14 +95,15 @@ class VerifyReport:
         }
 
 
-def markdown(reports: Sequence[VerifyReport], escape: Any) -> str:
-    """A Markdown section (`escape` is the PR comment's escaping of manifest-derived text)."""
+def markdown(reports: Sequence[VerifyReport]) -> str:
+    """A Markdown section; manifest- and broker-derived text escaped as in the PR comment."""
+    escape = escape_markdown
     lines = ["### Verification", ""]
     for report in reports:
         mark = "✅" if report.ok else "❌"
         lines.append(f"{mark} {escape(report.summary)}")
         lines.extend(f"- **{'not taken' if p.status == 'not_taken' else 'no answer'}** "
-                     f"`{escape(p.entity)}` `{escape(p.key)}`{' on ' + escape(p.where) if p.where else ''}: "
+                     f"{code_markdown(p.entity)} {code_markdown(p.key)}{' on ' + escape(p.where) if p.where else ''}: "
                      f"{escape(p.detail)}" for p in report.problems())
         lines.append("")
     return "\n".join(lines)

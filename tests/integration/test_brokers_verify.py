@@ -218,3 +218,35 @@ def test_a_broker_that_is_down_is_unanswered_not_taken(kafka: KafkaCluster, tmp_
     assert report.ok, report.text_lines()
     entry = broker_config(kafka, 3, "log.cleaner.backoff.ms")
     assert entry is not None and (entry["value"], entry["config_source"]) == ("23000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+
+
+def test_apply_verify_command_exit_codes_report_and_audit(
+    kafka: KafkaCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    root = make_repo(tmp_path / "repo", kafka, {
+        "defaults.yaml": DEFAULTS.format(config=indent({"log.cleaner.backoff.ms": 24000}))})
+    capsys.readouterr()
+    assert cli(root, "apply", "c1", "--auto-approve", "--verify", "--verify-format", "json",
+               "--audit-log", str(audit)) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)  # stdout: the verification report alone
+    assert [(v["cluster"], v["verified"], v["notTaken"], v["unreachable"]) for v in document["verifications"]] == [
+        ("c1", True, 0, 0)]
+    assert "c1: verified: every broker took every change" in captured.err
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert entries[-1]["event"] == "verify" and entries[-1]["verified"] is True
+
+    kafka.stop_broker(1)
+    try:
+        make_repo(root, kafka, {"defaults.yaml": DEFAULTS.format(config=indent({"log.cleaner.backoff.ms": 25000}))})
+        assert cli(root, "apply", "c1", "--auto-approve", "--verify", "--verify-timeout", "3s",
+                   "--verify-format", "markdown", "--audit-log", str(audit)) == 4
+        captured = capsys.readouterr()
+        assert "**no answer** `brokers/<default>` `log.cleaner.backoff.ms` on broker 1" in captured.out
+        assert "brokers/<default> log.cleaner.backoff.ms: no answer on broker 1: the broker is not registered" \
+            in captured.err
+        last = json.loads(audit.read_text().splitlines()[-1])
+        assert (last["verified"], last["unreachable"], last["taken"]) == (False, 1, 2)
+    finally:
+        kafka.start_broker(1)
