@@ -165,3 +165,12 @@ def test_the_budget_stops_at_the_document_that_crosses_it(tmp_path: Path) -> Non
 def test_unknown_and_password_keys_are_sensitive_at_their_scope(scope: str, key: str, hidden: bool) -> None:
     """Kafka's KafkaConfig.maybeSensitive: a PASSWORD type or a type it cannot determine."""
     assert CATALOG.is_sensitive(key, scope) is hidden
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_topic_names_zookeeper_cannot_hold_are_refused(name: str) -> None:
+    """Kafka's Topic.validate refuses '.' and '..' (no znode can carry them); so does validation."""
+    from reconciler.rules.topics import check_topics
+
+    diags = check_topics(state({name: (1, 1)}))
+    assert [(d.severity, d.key) for d in diags] == [("error", name)]
