@@ -113,6 +113,8 @@ def parse_connect(connect: str) -> ConnectString:
 def _chroot(text: str) -> str:
     """kazoo's `normpath("/" + text)`: empty components dropped; '.' and '..' refused (kazoo raises too)."""
     parts = [p for p in text.split("/") if p]
+    if text and not parts:  # kazoo reads `host//` as the chroot "/" and `host/` as none: say neither
+        raise ValueError("a chroot must name a znode (`host:port/chroot`), not only slashes")
     if any(p in (".", "..") for p in parts):
         raise ValueError("the chroot may not contain '.' or '..' segments")
     if any(p != p.strip() or not p.isprintable() for p in parts):

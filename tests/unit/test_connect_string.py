@@ -40,7 +40,11 @@ FRAGMENTS = st.sampled_from([
     "/.", "/..", "?", "#", "%", "%40", " ", "\t", "\n", "\r", "\x00", "\u0663", "\uff10", "é", "\u212a", "-",
     "_", ".", "*", "[", "]", "\\", ";",
 ])
-CONNECT = st.lists(FRAGMENTS, min_size=1, max_size=8).map("".join) | st.text(
+ENTRY = st.tuples(st.sampled_from(["zk1", "ZK2", "a.b", "x-y.example", "10.1.2.3", "[fd00::1]", "[::1]", "127.1"]),
+                  st.sampled_from(["", ":2181", ":1", ":02181", ":0", ":65535", ":65536"])).map("".join)
+WELL_FORMED = st.tuples(st.lists(ENTRY, min_size=1, max_size=3).map(",".join),
+                        st.sampled_from(["", "/", "/kafka", "/Kafka//x/", "//", "/a/./b"])).map("".join)
+CONNECT = WELL_FORMED | st.lists(FRAGMENTS, min_size=1, max_size=8).map("".join) | st.text(
     alphabet=st.sampled_from("az09.:,/@[]?#% \t-_\u0663\\"), max_size=24)
 
 
@@ -65,7 +69,7 @@ def test_we_refuse_or_read_exactly_what_kazoo_dials(connect: str) -> None:
     "fd00::1:2181", "[fd00::1%eth0]:2181", "[zk1]:2181",  # bare or zoned IPv6, a bracketed name
     "zk1:0", "zk1:", "zk1:65536", "zk1:+1",  # kazoo dials 2181 for :0 and :, refuses 65536
     "127.1:2181", "2130706433:2181", "0x7f.0.0.1:2181", "010.0.0.1:2181",  # inet_aton reads these otherwise
-    "zk1:2181/kafka/../x", "zk1:2181/./x",  # kazoo refuses these chroots
+    "zk1:2181/kafka/../x", "zk1:2181/./x", "zk1//", "zk1:2181///",  # refused by kazoo, or read as "/"
     "zk\u0663:2181", "zk1:\u0663", "\u212aafka:2181",  # non-ASCII digits and letters
 ])
 def test_ambiguous_connect_strings_are_refused(connect: str) -> None:
