@@ -15,5 +15,5 @@ from reconciler.cli.context import Context, print_plans, read_plan_file
               help="json: the plan as `plan --format json` prints it (sealed values left out).")
 @click.pass_obj
 def show(obj: Context, plan_file: Path, fmt: str) -> None:
-    """Render a saved plan file without applying it (its id is checked as apply checks it)."""
+    """Render a saved plan file without applying it (checked against its schema and id, as apply checks it)."""
     print_plans(obj, read_plan_file(plan_file), fmt)
