@@ -26,6 +26,7 @@ from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
+    AdminClientSpec,
     ApplySettings,
     ClusterSpec,
     DesiredEntity,
@@ -34,12 +35,11 @@ from reconciler.model import (
     EntityRef,
     PasswordEncoderSpec,
     Policy,
+    SaslSpec,
     SecretRef,
     SourceRef,
     TlsSpec,
     ZooKeeperSpec,
-    AdminClientSpec,
-    SaslSpec,
     frozen_map,
 )
 

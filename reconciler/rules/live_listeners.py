@@ -130,7 +130,43 @@ def _broker(desired: DesiredState, live: LiveState, broker: str, endpoints: tupl
                    "ssl.allow.dn.changes / ssl.allow.san.changes), and for the inter-broker listener a "
                    "certificate its truststore trusts; if that fails the broker keeps the old store and ignores "
                    "the whole update", stores[0][1], stores[0][0])
+    yield from _keystore_removals(static, before, after, existing, fallback)
     yield from _metric_reporters(before, after, fallback)
+
+
+# A keystore is configured when one of these is set (SslFactory / DefaultSslEngineFactory: a file or a PEM key).
+_KEYSTORE = ("ssl.keystore.location", "ssl.keystore.key")
+
+
+def _keystore_removals(static: Mapping[str, object], before: Mapping[str, object], after: Mapping[str, object],
+                       existing: set[str], fallback: SourceRef | None) -> Iterator[_Finding]:
+    """Removing a listener's keystore, seen refused by Kafka 3.9 brokers: `SslFactory.validateReconfiguration`
+    fails with "Cannot remove the SSL keystore from an existing listener for which a keystore was configured",
+    and the broker ignores the whole update. It does so even once the listener is gone: `SocketServer`
+    registers each processor's channel builder as a Reconfigurable (`createSelector`) and `removeListeners`
+    unregisters only the acceptor, so the SSL factory of a removed listener keeps validating until the broker
+    restarts. On a listener that exists now: an error. On one removed earlier: a warning, since only the
+    brokers know whether they restarted since."""
+    names = {k.split(".")[2] for k in before if k.startswith("listener.name.") and k.count(".") >= 3}
+    for name in sorted(names):
+        prefix = f"listener.name.{name}."
+        gone = [prefix + k for k in _KEYSTORE
+                if before.get(prefix + k) is not None and after.get(prefix + k, static.get(prefix + k)) is None]
+        if not gone:
+            continue
+        where = _where(before.get(gone[0]), fallback)
+        if name.upper() in existing:
+            yield ("error", f"removing the SSL keystore of the existing listener {name.upper()} on {{brokers}}: "
+                   "Kafka refuses it and ignores the whole update (\"Cannot remove the SSL keystore from an "
+                   "existing listener for which a keystore was configured\", SslFactory.validateReconfiguration); "
+                   "remove the listener first, keep its keystore settings until the brokers have restarted "
+                   "without it, then remove them", where, gone[0])
+        else:
+            yield ("warning", f"removing the SSL keystore settings of the removed listener {name.upper()} on "
+                   "{brokers}: a broker that has not restarted since the listener was removed still holds its SSL "
+                   "channel builder (SocketServer.createSelector registers it; removeListeners does not remove it) "
+                   "and refuses the whole update (\"Cannot remove the SSL keystore from an existing listener\"); "
+                   "apply after a rolling restart, and check with apply --verify", where, gone[0])
 
 
 def _metric_reporters(before: Mapping[str, object], after: Mapping[str, object],

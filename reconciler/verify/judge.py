@@ -63,10 +63,15 @@ def judge_config(exp: Expectation, reported: ReportedConfig | None) -> Outcome:
     layer = None if reported is None else next(
         (s for s in reported.synonyms if s.name == exp.key and s.source == exp.source), None)
     if exp.value is None:
-        if layer is None:
-            return TAKEN
-        sensitive = reported.sensitive if reported is not None else False
-        return Outcome("not_taken", f"still set from {exp.source} ({_shown(layer.value, sensitive)})")
+        if layer is not None:
+            sensitive = reported.sensitive if reported is not None else False
+            return Outcome("not_taken", f"still set from {exp.source} ({_shown(layer.value, sensitive)})")
+        if reported is not None and not reported.sensitive and reported.value is not None:
+            first = next((s for s in reported.synonyms if s.name == exp.key), None)
+            if first is None or not _same(reported.value, first.value):
+                return Outcome("not_taken", f"removed from storage but still in effect: the broker runs "
+                                            f"{reported.value} (it refused the dynamic update: see its log)")
+        return TAKEN
     if layer is None:
         if exp.sensitive:
             return Outcome("not_taken", f"not held by the broker as {exp.source}: a password the broker cannot "
