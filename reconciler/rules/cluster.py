@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 
 from reconciler.errors import Diagnostic, clip, printable
-from reconciler.model import ClusterSettings
+from reconciler.model import AdminClientSpec, ClusterSettings
 
 KAFKA_ROOT_PATHS = (
     "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
@@ -182,6 +182,48 @@ def check_cluster(state: ClusterSettings) -> list[Diagnostic]:
     if (problem := kafka_namespace_problem(zk.reconciler_path, chroot or "")) is not None:
         diags.append(Diagnostic("error", problem, where, "reconcilerPath"))
     diags.extend(_static_encoder_values(state))
+    diags.extend(_admin_client(cluster.admin))
+    return diags
+
+
+_SERVER = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?))"
+                     r":(?P<port>[0-9]{1,5})")
+
+
+def parse_bootstrap_server(text: str) -> tuple[str, int]:
+    """`host:port` of bootstrap.servers, strictly: a DNS name, a dotted-quad IPv4 or a bracketed IPv6 address,
+    a port 1-65535; no scheme, userinfo or blanks (what is allow-listed is exactly what the client dials)."""
+    match = _SERVER.fullmatch(text)
+    if match is None or not 1 <= int(match.group("port")) <= 65535:
+        raise ValueError("not HOST:PORT")
+    host = match.group("v6") or match.group("host")
+    if match.group("host") and re.fullmatch(r"[0-9.]+", host) and not re.fullmatch(r"(\d{1,3}\.){3}\d{1,3}", host):
+        raise ValueError("not a dotted-quad IPv4 address")
+    return host.lower(), int(match.group("port"))
+
+
+def _admin_client(spec: AdminClientSpec | None) -> list[Diagnostic]:
+    """spec.adminClient as a Kafka client would need it: every bootstrap server HOST:PORT, SASL exactly with the
+    SASL protocols (`SaslChannelBuilder` needs a mechanism and a login), TLS settings only with a TLS one."""
+    if spec is None:
+        return []
+    diags = []
+    for server in spec.bootstrap_servers:
+        try:
+            parse_bootstrap_server(server)
+        except ValueError as exc:
+            diags.append(Diagnostic("error", f"adminClient.bootstrapServers: {printable(clip(server, 100))!r} is "
+                                    f"refused: {exc}", spec.source, "bootstrapServers"))
+    sasl_protocol = spec.security_protocol.startswith("SASL_")
+    if sasl_protocol and spec.sasl is None:
+        diags.append(Diagnostic("error", f"adminClient.securityProtocol {spec.security_protocol} needs "
+                                "adminClient.sasl (mechanism, username, password)", spec.source, "sasl"))
+    if not sasl_protocol and spec.sasl is not None:
+        diags.append(Diagnostic("error", f"adminClient.sasl is set but securityProtocol is {spec.security_protocol}: "
+                                "use SASL_SSL or SASL_PLAINTEXT", spec.source, "sasl"))
+    if spec.tls is not None and spec.security_protocol not in ("SSL", "SASL_SSL"):
+        diags.append(Diagnostic("error", f"adminClient.tls is set but securityProtocol is {spec.security_protocol}: "
+                                "use SSL or SASL_SSL", spec.source, "tls"))
     return diags
 
 

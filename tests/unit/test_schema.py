@@ -210,7 +210,8 @@ BAD: list[tuple[str, int, int | str, str | None, str]] = [
     (TOPICS + "    orders: {partiton: 3}\n", 6, "partiton", "partiton",
      "unknown field 'partiton' in spec.topics.orders (allowed: config, partitions, replicationFactor); "
      "did you mean 'partitions'?"),
-    (CLUSTER + "  foo: 1\n", 7, "foo", "foo", "unknown field 'foo' in spec (allowed: brokers, kafkaVersion,"),
+    (CLUSTER + "  foo: 1\n", 7, "foo", "foo",
+     "unknown field 'foo' in spec (allowed: adminClient, brokers, kafkaVersion,"),
     (CLUSTER.replace("{name: c}", "{name: c, lables: {}}"), 3, "lables", "lables", "did you mean 'labels'?"),
     (HEAD + "kind: Quotas\nmeta: {}\nspec: {}\nstatus: {}\n",
      5, 1, "status", "unknown field 'status' in the document"),
