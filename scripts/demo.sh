@@ -32,6 +32,34 @@ if [ -t 2 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-dumb}" != dumb ]; then
 fi
 step() { printf '\n%s== %s%s\n' "$BOLD" "$*" "$PLAIN" >&2; }
 
+# The first cluster on real brokers: clusters/local-dev, three Kafka 3.9 brokers (Apache Kafka's own jars, from
+# Maven) under its chroot of the demo ZooKeeper. Without Java and Maven the demo says so and goes on simulated.
+KAFKA_DIR=.local/demo-kafka
+KAFKA_PORTS=${DEMO_KAFKA_PORTS:-19092,19093,19094}
+REAL=.local/demo-repo
+rm -rf "$REAL" && mkdir -p "$REAL/clusters" && cp -r clusters/local-dev "$REAL/clusters/"
+sed -i "s/127.0.0.1:2181/127.0.0.1:$PORT/; s/127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094/$(echo "$KAFKA_PORTS" | sed 's/\([0-9]*\)/127.0.0.1:\1/g')/" \
+  "$REAL/clusters/local-dev/cluster.yaml"
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+  step "0. real brokers: three Kafka 3.9 brokers for clusters/local-dev (scripts/local-kafka.sh)"
+  bash scripts/local-kafka.sh stop --dir "$KAFKA_DIR" 2>/dev/null || true
+  bash scripts/local-kafka.sh start --dir "$KAFKA_DIR" --brokers 3 --ports "$KAFKA_PORTS" \
+    --zookeeper "127.0.0.1:$PORT/kafka/local-dev"
+  step "0a. validate, plan and apply --verify clusters/local-dev on them"
+  reconciler --repo "$REAL" validate local-dev
+  reconciler --repo "$REAL" plan local-dev --out .local/demo-local-dev-plan.json
+  reconciler --repo "$REAL" apply .local/demo-local-dev-plan.json --auto-approve --verify
+  step "0b. what the brokers themselves report (Kafka's own kafka-configs.sh, through their Admin API)"
+  LIBS=$(bash scripts/kafka-jars.sh)
+  BOOTSTRAP=$(echo "$KAFKA_PORTS" | sed 's/\([0-9]*\)/127.0.0.1:\1/g')
+  java -cp "$LIBS/*" kafka.admin.ConfigCommand --bootstrap-server "$BOOTSTRAP" --describe \
+    --entity-type brokers --entity-name 1 | grep -E 'log.retention.ms|num.io.threads|Dynamic configs' || true
+  java -cp "$LIBS/*" kafka.admin.ConfigCommand --bootstrap-server "$BOOTSTRAP" --describe \
+    --entity-type topics --entity-name events
+else
+  step "0. real brokers skipped: no Java and Maven here (the example fleet below runs on simulated brokers)"
+fi
+
 step "1. validate the example fleet ($FLEET)"
 reconciler --repo "$FLEET" validate
 
@@ -58,4 +86,4 @@ if [ -f scripts/demo_impact.sh ]; then
   step "7. fleet impact of a change, computed with Spark local[*]"
   bash scripts/demo_impact.sh "$FLEET"
 fi
-step "done. Stop the local ZooKeeper with: bash scripts/local-zookeeper.sh stop --dir $ZK_DIR"
+step "done. Stop the brokers and the local ZooKeeper with: bash scripts/local-kafka.sh stop --dir $KAFKA_DIR; bash scripts/local-zookeeper.sh stop --dir $ZK_DIR"

@@ -46,6 +46,24 @@ class KafkaCluster:
         result = run_script("start", "--dir", str(self.dir), "--only", str(broker))
         assert result.returncode == 0, result.stderr
 
+    def set_encoder_secrets(self, secret: str, old_secret: str | None) -> None:
+        """Rewrite every broker's password.encoder.(old.)secret in server.properties (takes effect at restart)."""
+        for broker in self.brokers:
+            path = self.dir / f"broker-{broker}" / "server.properties"
+            lines = [line for line in path.read_text().splitlines()
+                     if not line.startswith(("password.encoder.secret=", "password.encoder.old.secret="))]
+            lines.append(f"password.encoder.secret={secret}")
+            if old_secret is not None:
+                lines.append(f"password.encoder.old.secret={old_secret}")
+            path.write_text("\n".join(lines) + "\n")
+        self.secret_file.write_text(secret)
+
+    def restart_all(self) -> None:
+        """A rolling restart: one broker at a time, each back before the next stops."""
+        for broker in self.brokers:
+            self.stop_broker(broker)
+            self.start_broker(broker)
+
     def mark_logs(self) -> None:
         """Remember where each broker's log ends: `new_log_lines` reads from there."""
         self._log_marks = {b: self._size(b) for b in self.brokers}

@@ -261,12 +261,16 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: the summary of each pass as one JSON line on stdout.")
 @click.option("--audit-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON-lines audit log file.")
+@click.option("--verify", is_flag=True, help="After each apply, ask every broker (spec.adminClient) until it reports "
+              "each change; a cluster whose brokers did not all take it is 'not-taken' (a failure).")
+@click.option("--verify-timeout", default="30s", show_default=True, metavar="DURATION",
+              help="How long --verify keeps asking each cluster's brokers.")
 @lock_timeout_option
 @click.pass_obj
 def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
               once: bool, interval: str | None, dry_run: bool, parallel: int, jobs: int, allow_destructive: bool,
-              allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None,
-              lock_timeout: float | None) -> None:
+              allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None, verify: bool,
+              verify_timeout: str, lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
     from reconciler.apply import default_audit_log
     from reconciler.cli.console import print_blocks
@@ -278,7 +282,7 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
     seconds = parse_duration(interval) if interval is not None else 0.0
     options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log(),
                       lock_timeout_s=lock_timeout, notify=notify, allow_secret_rotation=allow_secret_rotation,
-                      jobs=jobs)
+                      jobs=jobs, verify_timeout_s=parse_duration(verify_timeout) if verify else None)
     args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
     stop = threading.Event()
     failures = 0

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from kazoo.client import KazooClient
 
 from reconciler.apply import apply_cluster_plan
+from reconciler.brokers.verify import record_verification, verify_plan
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
 from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
@@ -31,14 +32,16 @@ from reconciler.gitops.history import History
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
+from reconciler.verify.report import VerifyReport
 from reconciler.workflow import ClusterPlan, cluster_client, now_utc, plan_against, read_scope
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 
 log = logging.getLogger(__name__)
 
-Status = Literal["in-sync", "applied", "planned", "refused", "failed", "skipped"]
-FAILING: frozenset[str] = frozenset({"failed", "refused"})
+Status = Literal["in-sync", "applied", "not-taken", "planned", "refused", "failed", "skipped"]
+# "not-taken": written, but --verify could not prove that every broker took every change
+FAILING: frozenset[str] = frozenset({"failed", "refused", "not-taken"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class Options:
     notify: Callable[[str], None] | None = None  # a line when an apply waits for or takes over the lock
     allow_secret_rotation: bool = False  # re-encode passwords stored with passwordEncoder.oldSecret
     jobs: int = 1  # worker processes for a large fleet (0: one per core; 1: this process only)
+    verify_timeout_s: float | None = None  # --verify: ask the brokers after each apply (None: do not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,7 @@ class Outcome:
     error: str | None = None
     audit_path: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
+    verification: VerifyReport | None = None  # --verify: what the brokers reported after the apply
 
     @property
     def failed(self) -> bool:
@@ -170,8 +175,26 @@ class _Runner:
             return Outcome(name, "refused", plan=plan, drift=drift, error=exc.message)
         except ReconcilerError as exc:
             return Outcome(name, "failed", plan=plan, drift=drift, error=exc.message)
-        return Outcome(name, "applied", plan=plan, drift=drift, audit_path=applied_result.audit_path,
-                       diagnostics=result.diagnostics)
+        applied = Outcome(name, "applied", plan=plan, drift=drift, audit_path=applied_result.audit_path,
+                          diagnostics=result.diagnostics)
+        return applied if self.options.verify_timeout_s is None else self._verify(applied, desired)
+
+    def _verify(self, applied: Outcome, desired: DesiredState) -> Outcome:
+        """`--verify`: the brokers asked after the apply; a line in the audit log; not-taken unless all took it."""
+        assert applied.plan is not None
+        try:
+            report = verify_plan(applied.plan, desired.cluster, self.source.root,
+                                 timeout_s=self.options.verify_timeout_s or 30.0)
+        except ReconcilerError as exc:
+            return replace(applied, status="not-taken", error=f"applied, but not verified: {exc.message}")
+        if self.options.audit_log is not None:
+            record_verification(self.options.audit_log, applied.plan, report)
+        if report.ok:
+            return replace(applied, verification=report)
+        problems = report.problems()
+        return replace(applied, status="not-taken", verification=report,
+                       error=f"applied, but {len(problems)} problem(s) on the brokers: {problems[0].line}"
+                             + (" …" if len(problems) > 1 else ""))
 
 
 def _plan_since(

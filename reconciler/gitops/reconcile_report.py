@@ -16,7 +16,7 @@ from reconciler.gitops.reconcile import Outcome, PassResult
 from reconciler.plan import Plan
 from reconciler.render.styled import Block, Table, line
 
-_ORDER = ("applied", "planned", "in-sync", "refused", "failed", "skipped")
+_ORDER = ("applied", "not-taken", "planned", "in-sync", "refused", "failed", "skipped")
 MAX_DRIFT_LINES = 20  # per cluster in the table view; JSON has all
 DETAIL_WIDTH = 80  # the table's last column; failures are repeated in full below it
 
@@ -78,7 +78,8 @@ def _drift_lines(o: Outcome) -> list[str]:
     return lines
 
 
-_STATUS_STYLE = {"applied": "plan.add", "planned": "plan.change", "refused": "warning", "failed": "plan.remove"}
+_STATUS_STYLE = {"applied": "plan.add", "planned": "plan.change", "refused": "warning", "failed": "plan.remove",
+                 "not-taken": "plan.remove"}
 
 
 def summary_blocks(result: PassResult) -> list[Block]:
@@ -107,6 +108,8 @@ def summary_blocks(result: PassResult) -> list[Block]:
             failure = printable(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
             blocks.append(line(failure, "plan.remove"))
             blocks += [line(f"  {d.render()}") for d in o.diagnostics if d.severity == "error"]
+            if o.verification is not None:
+                blocks += [line(printable(f"  {p.line}")) for p in o.verification.problems()]
     return blocks
 
 
@@ -136,6 +139,7 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
         "error": o.error,
         "diagnostics": [d.render() for d in o.diagnostics],
         "drift": o.drift.to_json() if o.drift is not None else None,
+        "verification": o.verification.to_json() if o.verification is not None else None,
     }
 
 
