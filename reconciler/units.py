@@ -14,13 +14,20 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from typing import Literal
 
 Unit = Literal["ms", "bytes", "bytes/s"]
 
-# Kafka's "no limit" defaults (Int.MaxValue, Long.MaxValue, the double quota default 2.147483647E9).
-# Kafka's "no limit" defaults: Integer/Long.MAX_VALUE (float(Long.MAX_VALUE) rounds up, so compare as floats)
-_UNLIMITED = frozenset({float(2147483647), float(9223372036854775807)})
+# Kafka's "no limit" defaults: Integer/Long.MAX_VALUE (float(Long.MAX_VALUE) rounds up, so compare as floats;
+# the double quota default 2.147483647E9 is Integer.MAX_VALUE) and Double.MAX_VALUE (the default of DOUBLE
+# rates such as log.cleaner.io.max.bytes.per.second)
+_UNLIMITED = frozenset({float(2147483647), float(9223372036854775807), sys.float_info.max})
+_YEAR_MS = 365 * 86_400_000
+_YEARS_FROM = 1000 * 86_400_000  # durations this long are read in years: "50903d4h" says nothing at a glance
+MAX_FACTOR = 10_000  # a larger factor is shown as "over 10,000×": both values are named beside it anyway
+_SMALL_UNIT: dict[Unit, str] = {"ms": "ms", "bytes": "B", "bytes/s": "B/s"}
+_PLAIN_DOUBLE_BELOW = 1e19  # a whole DOUBLE below this is shown as the integer an operator writes
 _DURATIONS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1))
 _SIZES = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
 # Keys whose negative values mean "no limit" (-1) or "same as the total retention" (-2, tiered storage).
@@ -93,6 +100,8 @@ def parse_number(value: str | None) -> float | None:
 
 
 def _duration(ms: int) -> str:
+    if ms >= _YEARS_FROM:
+        return f"≈{ms / _YEAR_MS:,.0f} years"
     parts: list[str] = []
     rest = ms
     for name, size in _DURATIONS:
@@ -135,28 +144,47 @@ def humanize(key: str, value: str | None) -> str | None:
     return None
 
 
+def as_written(value: str) -> str:
+    """A number as an operator writes it: Kafka stores a DOUBLE in Java's form (`5.24288E7`, `5.0E7`), shown as
+    the whole number it is (`52428800`); anything else (fractions, `0.5`, text) unchanged. Display only: the
+    plan and the znode keep the stored form."""
+    if "E" not in value or len(value) > 40:
+        return value
+    number = parse_number(value)
+    if number is None or not number.is_integer() or abs(number) >= _PLAIN_DOUBLE_BELOW:
+        return value
+    return str(int(number))  # finite, whole and below 1e19: int() cannot raise
+
+
 def describe(key: str, value: str | None) -> str:
-    """`604800000 (7d)`: the exact value an operator can grep for, plus its human form."""
+    """`604800000 (7d)`: the value an operator can grep the manifests for, plus its human form."""
     if value is None:
         return "(unset)"
     human = humanize(key, value)
-    return value if human is None else f"{value} ({human})"
+    return as_written(value) if human is None else f"{as_written(value)} ({human})"
 
 
 def short(key: str, value: str | None) -> str:
-    """`7d`: the human form alone when there is one (for reasons), else the value."""
+    """`7d`: the human form alone when there is one (for reasons), else the value; `1 ms` for a duration
+    below a second; `≈139 years` rather than a 13-digit number."""
     if value is None:
         return "(unset)"
     human = humanize(key, value)
-    return value if human is None or human.startswith("≈") else human
+    if human is None:
+        n, unit = parse_int(value), unit_of(key)
+        small = n is not None and 0 <= n < 1024 and unit is not None  # below the human forms' first unit
+        return f"{n} {_SMALL_UNIT[unit]}" if small and unit is not None else as_written(value)
+    return as_written(value) if human.startswith("≈") and not human.endswith("years") else human
 
 
 def factor(before: float, after: float) -> str | None:
-    """`1,000× lower`, `2.5× higher`: how far a number moves, for a reviewer's sense of scale; None when
-    either side is not a positive finite number or the two are equal."""
+    """`1,000× lower`, `2.5× higher`, `over 10,000× lower`: how far a number moves, for a reviewer's sense of
+    scale; None when either side is not a positive finite number or the two are equal."""
     if not (0 < before < float("inf") and 0 < after < float("inf")) or before == after:
         return None
     ratio, word = (before / after, "lower") if after < before else (after / before, "higher")
+    if ratio > MAX_FACTOR:
+        return f"over {MAX_FACTOR:,}× {word}"
     return f"{ratio:,.0f}× {word}" if ratio >= 10 else f"{ratio:.1f}× {word}".replace(".0×", "×")
 
 

@@ -471,31 +471,53 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 
 def salvage(doc: Document) -> Document | None:
-    """The document without the entries that fail the schema, so that the rest of it is still checked against
-    Kafka's rules (a schema error must not hide the other problems of the file). Only whole entries at the
-    third level go (`spec.topics.<name>`, `spec.config.<key>`, `spec.clients.<name>`, `spec.brokers.<id>`):
-    their own errors are already reported. None when a failure is higher up, or pruning does not make the
+    """The document without the parts that fail the schema, so that the rest of it is still checked against
+    Kafka's rules (a schema error must not hide the other problems of the file, nor of the same entry: a topic
+    whose `partitions` has the wrong type still has its replication factor and configs checked). The failing
+    field inside an entry goes first (`spec.topics.<name>.partitions`, `spec.topics.<name>.config.<key>`); when
+    that does not make the rest valid (a required field, a wrong type of the entry itself), the whole entry at
+    the third level (`spec.topics.<name>`, `spec.config.<key>`, `spec.clients.<name>`, `spec.brokers.<id>`).
+    Their own errors are already reported. None when a failure is higher up, or pruning does not make the
     rest valid."""
     data = doc.data
     kind = data.get("kind") if isinstance(data, dict) else None
     if not isinstance(kind, str) or kind not in KINDS or data.get("apiVersion") != API_VERSION:
         return None
     compiled = _schema(kind)
-    doomed: set[tuple[str, str, str]] = set()
+    failing: set[JsonPath] = set()
     for error in compiled.fast.iter_errors(data):
         located = _walk_instance(data, error.instance_path)
         if located is None or len(located[0]) < 3 or located[0][0] != "spec":
             return None
-        _, b, c = located[0][:3]
-        if not (isinstance(b, str) and isinstance(c, str)):
+        if not all(isinstance(part, str) for part in located[0][1:3]):
             return None
-        doomed.add(("spec", b, c))
-    spec = dict(data["spec"])
-    for _, section, entry in doomed:
-        if not isinstance(spec.get(section), dict):
-            return None
-        spec[section] = {k: v for k, v in spec[section].items() if k != entry}
-    pruned = {**data, "spec": spec}
-    if not compiled.fast.is_valid(pruned):
-        return None
-    return Document(doc.file, doc.index, pruned, doc.marks)
+        failing.add(located[0])
+    for depth in (None, 3):  # the failing fields, else their whole entries
+        paths = {_field(path) if depth is None else path[:depth] for path in failing}
+        pruned = _without(data, paths)
+        if pruned is not None and compiled.fast.is_valid(pruned):
+            return Document(doc.file, doc.index, pruned, doc.marks)
+    return None
+
+
+def _field(path: JsonPath) -> JsonPath:
+    """The mapping key a failure is under (a list item's failure removes the whole list)."""
+    end = len(path)
+    while end > 3 and not isinstance(path[end - 1], str):
+        end -= 1
+    return path[:end]
+
+
+def _without(data: Mapping[str, Any], paths: Iterable[JsonPath]) -> dict[str, Any] | None:
+    """A copy of `data` without the mapping entries at `paths` (copied only along them); None when a path does
+    not lead through mappings."""
+    out = dict(data)
+    for path in sorted(paths, key=len):
+        node: dict[str, Any] = out
+        for part in path[:-1]:
+            child = node.get(part) if isinstance(part, str) else None
+            if not isinstance(child, dict):
+                return None
+            node[part] = node = dict(child)
+        node.pop(path[-1], None)  # already gone when a shorter path removed its parent's key
+    return out

@@ -156,6 +156,7 @@ _CREDENTIAL = next(r for r in RISK_RULES if r.id == "credential-changed")
 _NUMERIC_KINDS = ("lowered", "raised", "reduced")
 _LISTENER_PREFIX = re.compile(r"listener\.name\.[^.]*\.(.+)")
 _UNLIMITED = float("inf")
+_NO_LIMIT = frozenset({"unlimited", "infinite"})  # human forms of a value that sets no limit
 
 
 def rule_key(key: str) -> str:
@@ -309,7 +310,8 @@ def _reason(rule: RiskRule, case: _Case, detail: str) -> str:
     text = rule.reason.format(key=case.key, before=before, after=after, detail=detail)
     if rule.kind in _NUMERIC_KINDS:
         old, new = _magnitude(case.key, case.before), _magnitude(case.key, case.after)
-        scale = factor(old, new) if old is not None and new is not None else None
+        bounded = not {before, after} & _NO_LIMIT  # "from unlimited to 1 MiB/s" needs no factor
+        scale = factor(old, new) if old is not None and new is not None and bounded else None
         if scale is not None:  # "from 7d to 1h (168× lower)", once, where the two values meet
             span = f"from {before} to {after}"
             text = text.replace(span, f"{span} ({scale})", 1)
