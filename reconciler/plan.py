@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reconciler.errors import clip
+from reconciler.errors import Diagnostic, clip
 from reconciler.model import (
     RISK_ORDER,
     ChangeOp,
@@ -126,6 +126,11 @@ class Plan:
     unmanaged: tuple[str, ...] = ()  # entity display names present live but declared by no manifest
     ignored: int = 0  # live keys left alone because of policy.ignoreKeys / replication throttles
     warnings: tuple[str, ...] = ()
+    # Warnings with their manifest line and key (validation and plan-time rules: "if you meant 7d, write
+    # 604800000", "Kafka refuses it ..."): part of the plan so that every rendering of it (the PR comment, `show`)
+    # says them; only warnings, since a plan with errors is never made. Written to JSON only when present, so
+    # plans without them keep their ids and older plan files read unchanged.
+    diagnostics: tuple[Diagnostic, ...] = ()
     # (password key, reference fingerprint, stored fingerprint) of passwords this plan verified unchanged with
     # the encoder secret: apply records them, so that a later plan without the secret can tell they are
     # untouched (secrets/fingerprint.py). Digests of non-secret values only.
@@ -231,6 +236,25 @@ def _change_from_json(raw: Mapping[str, Any]) -> Change:
     )
 
 
+def _diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
+    return {"severity": d.severity, "message": d.message, "key": d.key, "source": _source_to_json(d.source)}
+
+
+def _diagnostic_from_json(raw: Mapping[str, Any]) -> Diagnostic:
+    return Diagnostic(raw["severity"], raw["message"], _source_from_json(raw.get("source")), raw.get("key"))
+
+
+def with_diagnostics(plan: Plan, diagnostics: Sequence[Diagnostic]) -> Plan:
+    """`plan` carrying the warnings among `diagnostics` too (each once, in source order); its id recomputed
+    when it had one. Errors are not kept: a plan is not made when there are any."""
+    found = {*plan.diagnostics, *(d for d in diagnostics if d.severity == "warning")}
+    kept = tuple(sorted(found, key=Diagnostic.sort_key))
+    if kept == plan.diagnostics:
+        return plan
+    out = replace(plan, diagnostics=kept)
+    return out.with_id() if plan.plan_id else out
+
+
 def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "formatVersion": plan.format_version,
@@ -273,6 +297,7 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
         "unmanaged": list(plan.unmanaged),
         "ignored": plan.ignored,
         "warnings": list(plan.warnings),
+        **({"diagnostics": [_diagnostic_to_json(d) for d in plan.diagnostics]} if plan.diagnostics else {}),
         **({"verifiedPasswords": [list(v) for v in plan.verified_passwords]} if plan.verified_passwords else {}),
     }
     if include_id:
@@ -325,6 +350,7 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
         unmanaged=tuple(raw.get("unmanaged", ())),
         ignored=int(raw.get("ignored", 0)),
         warnings=tuple(raw.get("warnings", ())),
+        diagnostics=tuple(_diagnostic_from_json(d) for d in raw.get("diagnostics", ())),
         verified_passwords=tuple((str(k), str(r), str(st)) for k, r, st in raw.get("verifiedPasswords", ())),
     )
 

@@ -514,10 +514,13 @@ def _without(data: Mapping[str, Any], paths: Iterable[JsonPath]) -> dict[str, An
     out = dict(data)
     for path in sorted(paths, key=len):
         node: dict[str, Any] = out
-        for part in path[:-1]:
-            child = node.get(part) if isinstance(part, str) else None
+        if not all(isinstance(part, str) for part in path):
+            return None
+        keys = [str(part) for part in path]
+        for part in keys[:-1]:
+            child = node.get(part)
             if not isinstance(child, dict):
                 return None
             node[part] = node = dict(child)
-        node.pop(path[-1], None)  # already gone when a shorter path removed its parent's key
+        node.pop(keys[-1], None)  # already gone when a shorter path removed its parent's key
     return out

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from reconciler.model import Risk
 from reconciler.plan import Change, Plan
+from reconciler.render.attention import attention_markdown
 from reconciler.render.common import (
     NO_CHANGES,
     Totals,
@@ -27,8 +28,8 @@ from reconciler.render.common import (
     shown,
     source,
     summary,
-    unmanaged_text,
 )
+from reconciler.render.md_text import code, plain
 from reconciler.units import describe
 
 GITHUB_LIMIT = 65_536
@@ -43,28 +44,18 @@ _RESERVE = 400  # always left for closing a block and the truncation note
 _Line = tuple[str, int]  # a diff line and the number of changes it completes (0 or 1)
 
 
-def _plain(text: str) -> str:
-    """Free text (warnings, reasons): no HTML, no @mentions, no link syntax."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("@", "@\u200b").replace("[", "\\[").replace("]", "\\]")
+_plain = plain
+_code = code
 
 
 def escape_markdown(text: str) -> str:
     """Manifest- or broker-derived free text for a Markdown document (the PR comment's own escaping)."""
-    return _plain(text)
+    return plain(text)
 
 
 def code_markdown(text: str) -> str:
     """Manifest-derived names (entities, keys) as a Markdown code span, fenced past any backticks inside."""
-    return _code(text)
-
-
-def _code(text: str, cell: bool = False) -> str:
-    ticks = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (ticks + 1)
-    pad = " " if ticks else ""
-    out = f"{fence}{pad}{text}{pad}{fence}"
-    return out.replace("|", "\\|") if cell else out
+    return code(text)
 
 
 def _items(plan: Plan) -> int:
@@ -200,11 +191,10 @@ def _footer(plans: Sequence[Plan]) -> list[str]:
 def _section(doc: _Doc, plan: Plan) -> int | None:
     """Writes one cluster; returns None when all fit, else how many of its changes were left out."""
     t = plan_totals(plan)
-    notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]
-    if not t.units and not plan.warnings:
+    notes = [n for n in (ignored_text(plan),) if n]
+    if not t.units:
         return None
-    head = [f"### {BADGE[t.max_risk]} {_code(plan.cluster)}: {summary(t) if t.units else 'no changes'}", ""]
-    head += _reasons(plan) + [f"> ⚠️ {_plain(w)}" for w in plan.warnings] + ([""] if plan.warnings else [])
+    head = [f"### {BADGE[t.max_risk]} {_code(plan.cluster)}: {summary(t)}", "", *_reasons(plan)]
     diff = _diff(plan)
     ticks = max((len(m) for text, _ in diff for m in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (ticks + 1)
@@ -230,12 +220,23 @@ def _section(doc: _Doc, plan: Plan) -> int | None:
     return None
 
 
+def _attention(doc: _Doc, plans: Sequence[Plan]) -> None:
+    """The warnings and unmanaged entities, above every cluster's diff, in at most half the budget."""
+    limit, doc.budget = doc.budget, doc.size + (doc.budget - doc.size) // 2
+    for i, line in enumerate(lines := attention_markdown(plans)):
+        if not doc.fits(line):
+            doc.add(f"> **… {len(lines) - i} more lines of this section (see the plan artifact)**", "")
+            break
+    doc.budget = limit
+
+
 def render_markdown(plans: Sequence[Plan], *, budget: int = BUDGET) -> str:
     """One PR comment for all plans, at most `budget` characters (below GitHub's 65,536)."""
     total = all_totals(plans)
     footer = _footer(plans)
     doc = _Doc(budget - _RESERVE - sum(len(printable(f)) + 1 for f in footer))
     doc.add(*_head(plans, total))
+    _attention(doc, plans)
     for i, plan in enumerate(plans):
         left = _section(doc, plan)
         if left is not None:

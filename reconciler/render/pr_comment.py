@@ -1,13 +1,15 @@
 """The pull-request comment of `plan --git-base`: one Markdown document a workflow posts and then edits in place.
 
-It starts with a hidden marker (the workflow finds its earlier comment by it), says which clusters the branch
-changes and why, then carries the plans (`render.markdown`), the clusters that could not be planned, and the
-fleet impact summary when there is one; all within GitHub's comment limit. Pure.
+It starts with a hidden marker (the workflow finds its earlier comment by it), says what this check did not
+use and which clusters the branch changes and why, then carries the plans (`render.markdown`: the summary,
+every warning and unmanaged entity, the diffs), the clusters that could not be planned, and the fleet impact
+summary when there is one; all within GitHub's comment limit. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from reconciler.errors import Diagnostic, printable
 from reconciler.plan import Plan
@@ -82,7 +84,10 @@ def render_comment(
         text = impact if len(impact) <= IMPACT_BUDGET else impact[:IMPACT_BUDGET] + "\n\n… (cut; see the report)"
         tail += ["### Fleet impact", "", text.strip(), ""]
     used = sum(len(x) + 1 for x in head + tail)
-    body = render_markdown(plans, budget=max(4_000, BUDGET - used)) if plans else ""
+    said = notices or {}
+    shown = [replace(p, warnings=tuple(w for w in p.warnings if w not in said.get(p.cluster, ())))
+             for p in plans]  # each notice once: above, under "Not checked by this plan"
+    body = render_markdown(shown, budget=max(4_000, BUDGET - used)) if plans else ""
     if not plans and not diagnostics and not failures and revision:
         tail.append(f"<sub>revision `{revision[:12]}` · kafka-reconciler</sub>")
     return "\n".join([*head, body, *tail]).rstrip("\n") + "\n"
