@@ -159,13 +159,15 @@ def apply_cluster_plan(
     notify: Notify | None = None,
     client: KazooClient | None = None,
     named: NamedSecrets | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
     than the cluster's session timeout, so that a crashed apply's lock expires within the wait). `client`: a
     session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened.
     `named`: the secret references the cluster's manifests name (default: `named_for`); every one the plan
-    resolves must be among them."""
+    resolves must be among them. `stop()`: asked before each batch; true ends the apply there, reporting and
+    auditing what was committed (`zk.write.apply_plan`)."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
@@ -183,7 +185,7 @@ def apply_cluster_plan(
     )
     with ExitStack() as stack:
         if client is None:
-            client = stack.enter_context(cluster_client(desired.cluster, root))
+            client = stack.enter_context(cluster_client(desired.cluster, root, notify=notify))
         return apply_plan(
             client,
             plan,
@@ -194,6 +196,7 @@ def apply_cluster_plan(
             audit_log=audit_log,
             progress=progress,
             notify=notify,
+            stop=stop,
         )
 
 

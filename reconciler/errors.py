@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
@@ -136,3 +137,37 @@ CANCELLED = threading.Event()
 def check_cancelled() -> None:
     if CANCELLED.is_set():
         raise Interrupted("interrupted by a signal; stopped before writing anything more")
+
+
+class ApplyInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM during an apply's writes: it stopped between two batches (each batch is one ZooKeeper
+    multi: all of it committed or none), or a second signal ended the wait for a batch's reply; `message` says
+    what was committed, what was not (and what is unknown) and what to run next. A KeyboardInterrupt, so that
+    it ends whatever runs the apply as the signal would (`reconcile` too); the command line prints `message`."""
+
+    exit_code = ExitCode.ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# While an apply commits its batches, interrupting the wait for a batch's reply would hide whether that batch
+# committed (the multi is on its way to ZooKeeper). Within `interrupts_deferred()` the command line's first
+# SIGINT/SIGTERM only sets CANCELLED, and the apply stops before its next batch; a second signal interrupts at
+# once. Only the main thread receives KeyboardInterrupt, so only its deferral counts (a thread-local depth).
+_DEFERRAL = threading.local()
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    _DEFERRAL.depth = getattr(_DEFERRAL, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _DEFERRAL.depth -= 1
+
+
+def interrupt_deferred() -> bool:
+    """Is the calling thread (the signal handler runs in the main thread) inside `interrupts_deferred()`?"""
+    return bool(getattr(_DEFERRAL, "depth", 0))

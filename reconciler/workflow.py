@@ -7,7 +7,7 @@ ZooKeeper -> LiveState ────┴─ secret verdicts, live rules -> diff ->
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -43,7 +43,7 @@ from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.read import ReadScope, read_live_state
-from reconciler.zk.session import TlsFiles, ZooKeeperError, connect
+from reconciler.zk.session import ConnectError, TlsFiles, ZooKeeperError, connect
 
 log = logging.getLogger(__name__)
 
@@ -82,16 +82,28 @@ def tls_files(cluster: ClusterSpec, root: Path) -> TlsFiles | None:
 
 
 @contextmanager
-def cluster_client(cluster: ClusterSpec, root: Path) -> Iterator[KazooClient]:
+def cluster_client(
+    cluster: ClusterSpec, root: Path, notify: Callable[[str], None] | None = None
+) -> Iterator[KazooClient]:
     """A connected client for the cluster (TLS when configured), authenticated as the brokers' ZooKeeper
-    identity when configured."""
+    identity when configured. `notify(line)`: told at once when the session does not come up within half a
+    second (`c1: connecting to ZooKeeper HOST:PORT/chroot (up to 10 s)…`)."""
     credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
+
+    def connecting(timeout_s: float) -> None:
+        if notify is not None:
+            notify(printable(f"{cluster.name}: connecting to ZooKeeper {cluster.zookeeper.connect} "
+                             f"(up to {timeout_s:g} s)…"))
+
     try:
-        client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root))
-    except ZooKeeperError as exc:  # one line that says which manifest chose this ZooKeeper
+        client = connect(cluster.zookeeper, credentials, tls=tls_files(cluster, root), connecting=connecting)
+    except ZooKeeperError as exc:  # the first line says which manifest chose this ZooKeeper
         where = cluster.zookeeper.source or cluster.source
-        raise ZooKeeperError(f"{exc.message} (cluster {cluster.name}, spec.zookeeper.connect at "
-                             f"{where.file}:{where.line})" if where else exc.message) from exc
+        message = (f"{exc.message} (cluster {cluster.name}, spec.zookeeper.connect at {where.file}:{where.line})"
+                   if where else exc.message)
+        if isinstance(exc, ConnectError) and exc.checks:
+            message += "\n  check: " + "\n  check: ".join(exc.checks)
+        raise ZooKeeperError(message) from exc
     try:
         yield client
     finally:
@@ -176,13 +188,19 @@ def oversized_znodes(plan: Plan, desired: DesiredState, live: LiveState) -> list
             "client raises jute.maxbuffer" for name, n in found if n > ZNODE_DATA_LIMIT]
 
 
+def _notifier(progress: Progress) -> Callable[[str], None] | None:
+    """The progress's one-off line on stderr (`note`), when it has one (the command line's does)."""
+    note = getattr(progress, "note", None)
+    return note if callable(note) else None
+
+
 def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
                  scope: ReadScope | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
     """The live state `plan` needs (or `scope`), as one progress phase. `checks` collects what the same
     session finds about the cluster besides (the ACL mode, see `acl_diagnostics`)."""
     zk = desired.cluster.zookeeper
     with progress.phase(printable(f"{desired.cluster.name}: read ZooKeeper {zk.connect}")) as phase:
-        with cluster_client(desired.cluster, root) as client:
+        with cluster_client(desired.cluster, root, notify=_notifier(progress)) as client:
             live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
             live = with_applied_passwords(client, desired, live)
             if checks is not None:

@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -33,7 +33,14 @@ from reconciler.cli.seal import seal
 from reconciler.cli.show import show
 from reconciler.cli.validate import validate
 from reconciler.cli.version import print_version, version
-from reconciler.errors import CANCELLED, ExitCode, ReconcilerError, printable
+from reconciler.errors import (
+    CANCELLED,
+    ApplyInterrupted,
+    ExitCode,
+    ReconcilerError,
+    interrupt_deferred,
+    printable,
+)
 
 MAIN_EPILOG = """\b
 The global options may also follow the command: reconciler plan --repo DIR -v.
@@ -66,8 +73,18 @@ for command in (validate, plan, show, apply, describe, seal, reconcile, import_c
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGINT/SIGTERM: worker threads stop at their next safe point (CANCELLED, checked between key
-    derivations, which are bounded), and the main thread stops now."""
+    derivations, which are bounded), and the main thread stops now, unless it is writing an apply's batches
+    (`errors.interrupts_deferred`): then the first signal only sets CANCELLED, the apply stops before its next
+    batch and reports what it committed; a second signal stops at once."""
+    first = not CANCELLED.is_set()
     CANCELLED.set()
+    if first and interrupt_deferred():
+        # os.write: a handler must not re-enter the stderr stream the main thread may be writing (fixed text)
+        with suppress(OSError):
+            os.write(2, f"received {signal.Signals(signum).name}: stopping after the batch being committed (its "
+                        "reply is awaited, then what was committed is reported); a second signal ends at once, "
+                        "leaving that batch's outcome unknown\n".encode())
+        return
     raise KeyboardInterrupt
 
 
@@ -100,7 +117,14 @@ def run(args: Sequence[str] | None = None) -> int:
             # line by line: a message may quote manifest text, which must not reach a terminal or a CI log raw
             click.echo("\n".join(printable(line) for line in f"error: {exc.message}".split("\n")), err=True)
             return int(exc.exit_code)
-        except (click.exceptions.Abort, KeyboardInterrupt):
+        except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+            # click turns a KeyboardInterrupt into Abort (keeping it as the cause)
+            report = next((e for e in (exc, exc.__cause__, exc.__context__) if isinstance(e, ApplyInterrupted)),
+                          None)
+            if report is not None:  # an interrupted apply: what was and was not committed, what to run next
+                click.echo("\n".join(printable(line) for line in f"error: {report.message}".split("\n")),
+                           err=True)
+                return int(report.exit_code)
             click.echo("interrupted" if CANCELLED.is_set() else "aborted", err=True)
             return int(ExitCode.ERROR)
         except click.ClickException as exc:

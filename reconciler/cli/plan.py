@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, print_plans, read_plan_file
-from reconciler.errors import ExitCode, NotTakenError, ReconcilerError
+from reconciler.errors import (
+    CANCELLED,
+    ApplyInterrupted,
+    ExitCode,
+    Interrupted,
+    NotTakenError,
+    ReconcilerError,
+)
 
 if TYPE_CHECKING:
     from reconciler.model import ClusterSettings
@@ -125,17 +132,44 @@ def apply(
     log_path = audit_log or default_audit_log()
     progress = obj.progress()
     for index, p in enumerate(pending, 1):
-        connect = states[p.cluster].cluster.zookeeper.connect
-        with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
-            result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
-                                        allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
-                                        progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
-                                        named=named[p.cluster])
-            phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, {result.topics_created} "
-                       f"topics created, {result.partitions_added} partitions added in {result.batches} batch(es)")
+        if CANCELLED.is_set():  # a signal while the previous cluster's last batch was being committed
+            raise _interrupted_apply(None, p.cluster, pending[: index - 1], pending[index - 1:])
+        try:
+            connect = states[p.cluster].cluster.zookeeper.connect
+            with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
+                result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
+                                            allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
+                                            progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
+                                            named=named[p.cluster], stop=CANCELLED.is_set)
+                phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, "
+                           f"{result.topics_created} topics created, {result.partitions_added} partitions added "
+                           f"in {result.batches} batch(es)")
+        except (KeyboardInterrupt, Interrupted) as exc:
+            raise _interrupted_apply(exc, p.cluster, pending[: index - 1], pending[index:]) from None
     click.echo(apply_summary(pending), err=True)
+    if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
+        raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
+                               "(run `reconciler apply --verify` again: an empty plan has nothing to verify)")
     if verify:
         verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
+
+
+def _interrupted_apply(exc: BaseException | None, cluster: str, applied: Sequence[Plan],
+                       unstarted: Sequence[Plan]) -> ApplyInterrupted:
+    """An interrupted `apply`'s report: the cluster's own (what was and was not committed, from the apply), or
+    that nothing was written to it; then the clusters applied before it and those not started."""
+    if exc is None:
+        lines = ["apply interrupted between clusters"]
+    elif isinstance(exc, ApplyInterrupted | Interrupted):
+        lines = [exc.message]
+    else:  # before its first batch (connecting, waiting for the lock, reading back): nothing of it written
+        lines = [f"cluster {cluster}: apply interrupted before writing anything to it",
+                 f"  next: `reconciler plan {cluster}` and `reconciler apply {cluster}`"]
+    if applied:
+        lines.append("  applied completely before: " + ", ".join(p.cluster for p in applied))
+    if unstarted:
+        lines.append("  not started: " + ", ".join(p.cluster for p in unstarted))
+    return ApplyInterrupted("\n".join(lines))
 
 
 def verify_applied(obj: Context, plans: Sequence[Plan], states: Mapping[str, ClusterSettings], timeout: str,

@@ -50,6 +50,16 @@ class ConsoleProgress:
         """The same progress with `[index/count] ` before each label, when there are several clusters."""
         return ConsoleProgress(self.console, f"[{index}/{count}] " if count > 1 else "")
 
+    def note(self, line: str) -> None:
+        """One line on stderr now, above a live bar (what a long wait is waiting for, e.g. connecting)."""
+        text = printable(self.prefix + line)
+        if isinstance(self.console, PlainConsole):
+            self.console.line(text)
+            return
+        from rich.text import Text
+
+        self.console.print(Text(text, style="muted"), soft_wrap=True)
+
     def _start(self, label: str, total: int | None) -> TaskID | None:
         if isinstance(self.console, PlainConsole) or not self.console.is_interactive:
             return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +45,11 @@ class AuditInfo:
 def audit_record(
     info: AuditInfo, counts: Mapping[str, int], result: str,
     passwords: Mapping[str, Mapping[str, str]] | None = None,
+    interruption: Interruption | None = None,
 ) -> dict[str, Any]:
-    """The entry's JSON object; `result` is "applied" or a short failure description (never a value).
-    `passwords`: the fingerprints of the passwords this apply wrote (secrets/fingerprint.py; no values)."""
+    """The entry's JSON object; `result` is "applied", "interrupted" or a short failure description (never a
+    value). `passwords`: the fingerprints of the passwords this apply wrote (secrets/fingerprint.py; no
+    values). `interruption`: what an interrupted apply committed and did not (counts and first units)."""
     record: dict[str, Any] = {
         "planId": info.plan_id,
         "cluster": info.cluster,
@@ -59,6 +61,8 @@ def audit_record(
     }
     if passwords:
         record["passwords"] = {k: dict(v) for k, v in sorted(passwords.items())}
+    if interruption is not None:
+        record["interrupted"] = interruption.record()
     if info.lock_takeovers:  # who held the lock, which process, which plan, since when, why it was dead
         record["lockTakeovers"] = [dict(t) for t in info.lock_takeovers]
     return record
@@ -70,9 +74,11 @@ def write_audit(
     record: Mapping[str, Any],
     acl_for: Callable[[str], list[Any]],
     audit_log: Path | None,
+    timeout_s: float | None = None,
 ) -> str:
     """Create `<reconciler_path>/audit/entry-NNNNNNNNNN` and append the same JSON to `audit_log` (if given;
-    also when the znode cannot be written, e.g. ZooKeeper went down during the apply).
+    also when the znode cannot be written, e.g. ZooKeeper went down during the apply). `timeout_s` bounds the
+    wait for ZooKeeper (after a second signal the operator wants out: the local line is written regardless).
 
     Returns the created znode path (relative to the chroot).
     """
@@ -84,13 +90,14 @@ def write_audit(
     # kazoo's makepath gives the parents the child's ACL; every level here is "everything else" for
     # Kafka's defaultAcls, so that is the ACL Kafka would choose for them too.
     try:
-        path: str = client.create(
+        created = client.create_async(
             f"{parent}/{ENTRY_PREFIX}",
             text.encode("utf-8"),
             acl=acl_for(parent),
             sequence=True,
             makepath=True,
         )
+        path: str = created.get(timeout=timeout_s)
     finally:  # the local line is written even when ZooKeeper is gone: that is when it matters most
         if audit_log is not None:
             audit_log.parent.mkdir(parents=True, exist_ok=True)
@@ -100,15 +107,21 @@ def write_audit(
     return path
 
 
+FIRST_UNITS = 5  # how many committed / not committed units (entities, topics) an interrupted apply names
+
+
 @dataclass(slots=True)
 class Written:
-    """What the committed batches wrote (for the result and the audit entry)."""
+    """What the committed batches wrote (for the result and the audit entry), with the labels of the first
+    FIRST_UNITS units (an entity or users family, a topic) in plan order."""
 
     entities: int = 0
     notifications: int = 0
     topics: int = 0
     partitions: int = 0
     batches: int = 0
+    units: int = 0
+    first: list[str] = field(default_factory=list)
 
     def add(self, batch: Iterable[Group]) -> None:
         for group in batch:
@@ -116,7 +129,46 @@ class Written:
             self.notifications += group.notifications
             self.topics += group.topics
             self.partitions += group.partitions
+            self.units += 1
+            if len(self.first) < FIRST_UNITS:
+                self.first.append(group.label)
         self.batches += 1
+
+    @classmethod
+    def of(cls, batches: Iterable[Iterable[Group]]) -> Written:
+        out = cls()
+        for batch in batches:
+            out.add(batch)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and first units, as the audit entry and the operator's message both state them."""
+        return {
+            "entitiesWritten": self.entities, "notifications": self.notifications,
+            "topicsCreated": self.topics, "partitionsAdded": self.partitions,
+            "batches": self.batches, "units": self.units, "first": list(self.first),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Interruption:
+    """What an interrupted apply committed, what it did not, and the batch whose outcome is unknown (only when
+    a second signal ended the wait for its reply)."""
+
+    total_batches: int
+    committed: Written
+    not_committed: Written
+    in_flight: Written | None = None  # that batch: committed entirely or not at all, not known which
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "batches": self.total_batches,
+            "committed": self.committed.summary(),
+            "notCommitted": self.not_committed.summary(),
+        }
+        if self.in_flight is not None:
+            out["unknown"] = {**self.in_flight.summary(), "batch": self.committed.batches + 1}
+        return out
 
 
 def counts(plan: Plan, done: Written) -> dict[str, int]:
@@ -131,17 +183,22 @@ def counts(plan: Plan, done: Written) -> dict[str, int]:
 
 
 def record_failure(
-    client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: Written, exc: BaseException,
-    acls: Callable[[str], list[Any]], audit_log: Path | None,
-) -> None:
-    """Record what a failed apply committed; only the error's class (a message might quote anything)."""
+    client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: Written, exc: BaseException | None,
+    acls: Callable[[str], list[Any]], audit_log: Path | None, interruption: Interruption | None = None,
+    timeout_s: float | None = None,
+) -> str | None:
+    """Record what a failed (or, with `interruption`, an interrupted) apply committed; of an error only its
+    class (a message might quote anything). Returns the entry's znode, None when ZooKeeper did not take it."""
+    result = "interrupted" if interruption is not None else f"failed: {type(exc).__name__}"
     try:
-        record = audit_record(audit, counts(plan, done), f"failed: {type(exc).__name__}")
-        write_audit(client, root, record, acls, audit_log)
+        record = audit_record(audit, counts(plan, done), result, interruption=interruption)
+        return write_audit(client, root, record, acls, audit_log, timeout_s)
     except Exception as audit_exc:  # never hide the original error
         local = audit_log is not None and not isinstance(audit_exc, OSError)  # the finally clause wrote it
         where = f"ZooKeeper's audit trail (the entry is in {audit_log})" if local else "the audit trail"
-        log.warning("could not record the failed apply in %s: %r", where, audit_exc)
+        log.warning("could not record the %s apply in %s: %s", "interrupted" if interruption else "failed",
+                    where, type(audit_exc).__name__)
+        return None
 
 
 AUDIT_ENTRIES_FOR_PASSWORDS = 100  # the newest entries searched for password fingerprints

@@ -15,7 +15,8 @@ import logging
 import os
 import select
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from kazoo.security import ACL, Id, make_digest_acl
 from reconciler.errors import ReconcilerError
 from reconciler.model import Secret, ZooKeeperSpec
 from reconciler.rules.cluster import ConnectString, chroot_problem
-from reconciler.zk.allowlist import checked_connect
+from reconciler.zk.allowlist import ALLOWED_HOSTS_ENV, ALLOWED_HOSTS_FILE_ENV, checked_connect
 from reconciler.zk.layout import PERM_ALL, AclEntry
 
 _FD_SETSIZE = 1024
@@ -46,6 +47,44 @@ COMMAND_RETRY: dict[str, Any] = {
 
 class ZooKeeperError(ReconcilerError):
     """ZooKeeper is unreachable, timed out or refused the session (names the connect string only)."""
+
+
+class ConnectError(ZooKeeperError):
+    """No session within the connect timeout (or the connection failed): `checks` are what the operator
+    should look at, one per line (the caller adds the manifest line the connect string came from)."""
+
+    def __init__(self, message: str, checks: Iterable[str]) -> None:
+        super().__init__(message)
+        self.checks = tuple(checks)
+
+
+CONNECT_NOTICE_S = 0.5  # a session is usually up within milliseconds: say what we wait for after this long
+
+
+def connect_checks(spec: ZooKeeperSpec, parsed: ConnectString) -> list[str]:
+    """What to check when no session comes: where, that ZooKeeper runs there, the allow-list, TLS and SASL."""
+    hosts = ", ".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in parsed.hosts)
+    checks = [
+        f"the connect string {parsed.text!r} (spec.zookeeper.connect): host, port and chroot of the cluster's "
+        "zookeeper.connect",
+        f"that ZooKeeper runs at {hosts} and this machine reaches it (firewall, DNS, VPN; e.g. `nc -vz HOST PORT`)",
+    ]
+    if os.environ.get(ALLOWED_HOSTS_ENV) is not None or os.environ.get(ALLOWED_HOSTS_FILE_ENV) is not None:
+        checks.append(f"the allow-list ({ALLOWED_HOSTS_ENV} / {ALLOWED_HOSTS_FILE_ENV}) admitted these hosts: if "
+                      "they are the wrong ones, correct the manifest, not the allow-list")
+    else:
+        checks.append(f"the allow-list: {ALLOWED_HOSTS_ENV} and {ALLOWED_HOSTS_FILE_ENV} are not set, so any host "
+                      "is dialled (set them on shared runners)")
+    if spec.tls is not None:
+        checks.append("TLS (spec.zookeeper.tls is set): the port must be ZooKeeper's secureClientPort, its "
+                      "certificate signed by caFile and (verifyHostname) naming the host")
+    else:
+        checks.append("TLS: spec.zookeeper.tls is not set, so this is a plaintext connection; a TLS-only port "
+                      "(secureClientPort) never answers it")
+    if spec.auth_scheme == "sasl":
+        checks.append("SASL (spec.zookeeper.auth scheme sasl): the server must accept SASL DIGEST-MD5 "
+                      "(authProvider.sasl) for these credentials")
+    return checks
 
 
 class _SelectHandler(SequentialThreadingHandler):  # type: ignore[misc]
@@ -181,8 +220,11 @@ def connect(
     connect_timeout_s: float = 10.0,
     read_only: bool = False,
     tls: TlsFiles | None = None,
+    connecting: Callable[[float], None] | None = None,
 ) -> KazooClient:
     """A started client on `spec.connect` (chroot included), if the operator's allow-list admits its hosts.
+    `connecting(timeout_s)` is called once when no session is up after CONNECT_NOTICE_S (so an unreachable
+    ZooKeeper is not a silent wait); a timeout raises ConnectError, naming what to check.
     `credentials` ("user:password") authenticate the session: SASL DIGEST-MD5 when `spec.auth_scheme` is
     "sasl", else ZooKeeper's digest scheme (re-sent by kazoo on every reconnect). `tls`: the checked files of
     `spec.tls` (without them, TLS trusts the system's CAs)."""
@@ -197,17 +239,23 @@ def connect(
         # `client.start` less its last step, an `exists` of the chroot: one more round trip only to warn that
         # it does not exist yet (for a fresh cluster that simply reads empty). With SASL it stays: kazoo says
         # "connected" before the SASL exchange, and that request is the first to wait for its outcome.
-        client.start_async().wait(timeout=connect_timeout_s)
+        started = time.monotonic()
+        live = client.start_async()
+        notice = min(CONNECT_NOTICE_S, connect_timeout_s)
+        if connecting is not None and not live.wait(timeout=notice) and not client.connected:
+            connecting(connect_timeout_s)
+        live.wait(timeout=max(0.0, connect_timeout_s - (time.monotonic() - started)))
         if not client.connected:
             raise KazooTimeoutError("Connection time-out")
         if spec.auth_scheme == "sasl":
             client.exists("/")
     except KazooTimeoutError as exc:
         close(client)
-        raise ZooKeeperError(f"cannot connect to {where} within {connect_timeout_s:g} s") from exc
+        raise ConnectError(f"cannot connect to {where} within {connect_timeout_s:g} s",
+                           connect_checks(spec, parsed)) from exc
     except Exception as exc:
         close(client)
-        raise ZooKeeperError(f"cannot connect to {where}: {type(exc).__name__}") from None
+        raise ConnectError(f"cannot connect to {where}: {type(exc).__name__}", connect_checks(spec, parsed)) from None
     if credentials is not None and spec.auth_scheme != "sasl":
         scheme = spec.auth_scheme or "digest"
         try:

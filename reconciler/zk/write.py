@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,15 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from reconciler.errors import ConflictError, ReconcilerError, SecretError
+from reconciler.errors import (
+    ApplyInterrupted,
+    ConflictError,
+    Interrupted,
+    ReconcilerError,
+    SecretError,
+    clip,
+    interrupts_deferred,
+)
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.rules.cluster import kafka_namespace_problem
@@ -29,7 +37,17 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
-from reconciler.zk.audit import AUDIT_NODE, AuditInfo, Written, audit_record, counts, record_failure, write_audit
+from reconciler.zk.audit import (
+    AUDIT_NODE,
+    FIRST_UNITS,
+    AuditInfo,
+    Interruption,
+    Written,
+    audit_record,
+    counts,
+    record_failure,
+    write_audit,
+)
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
@@ -91,8 +109,13 @@ def apply_plan(
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     notify: Notify | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ApplyResult:
     """Execute exactly `plan`. An empty plan writes nothing (no lock, no notification, no audit entry).
+
+    `stop()` is asked before each batch: when true, the apply ends there (ApplyInterrupted, audited as
+    "interrupted" with what was and was not committed). The command line passes its signal flag; while the
+    batches are written its first signal only sets it (`errors.interrupts_deferred`).
 
     Raises RefusedError (KRaft controller), ConflictError (exit 3: lock held, or a znode changed since the
     plan; nothing of the failing batch is written), SecretError, LiveStateError, ZooKeeperError.
@@ -104,7 +127,7 @@ def apply_plan(
     done = Written()
     try:
         path = _apply(client, plan, encoder_for, resolve_secret, audit, options, audit_log, progress, done,
-                      notify)
+                      notify, stop)
     except (KazooException, KazooTimeoutError) as exc:  # whatever txn/lock did not already explain
         raise ZooKeeperError(
             f"cluster {plan.cluster}: ZooKeeper failed during apply ({type(exc).__name__}) after "
@@ -124,6 +147,7 @@ def _apply(
     progress: Callable[[int, int], None] | None,
     done: Written,
     notify: Notify | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> str:
     version = refuse_kraft(client, plan.cluster)  # of /controller
     refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
@@ -147,16 +171,115 @@ def _apply(
             prefix.append(Op("check", lock_node, version=0))
             budget = options.max_batch_bytes - txn.size(prefix, client) - txn.MULTI_END
             batches = txn.pack(groups, budget, client)
-            for number, batch in enumerate(batches, 1):
-                txn.commit(client, [*prefix, *(op for g in batch for op in g.ops)], number, len(batches))
-                done.add(batch)
-                if progress is not None:
-                    progress(sum(len(b) for b in batches[:number]), len(groups))
+        except (KeyboardInterrupt, Interrupted) as exc:  # before any batch: nothing of the plan was written
+            report = _interrupted(client, root, audit, plan, done, acls, audit_log, [], None, exc)
+            if isinstance(exc, Interrupted):  # a stop request at a safe point (reconcile skips the cluster)
+                raise Interrupted(report.message) from None
+            raise report from None
         except BaseException as exc:
             record_failure(client, root, audit, plan, done, exc, acls, audit_log)
             raise
-        record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints)
-        return write_audit(client, root, record, acls, audit_log)
+        in_flight: list[Group] | None = None
+        # the first SIGINT/SIGTERM now only asks to stop (`stop`): a batch's reply is always awaited, so what is
+        # reported and audited is what ZooKeeper holds; a second signal ends the wait (KeyboardInterrupt)
+        with interrupts_deferred():
+            try:
+                for number, batch in enumerate(batches, 1):
+                    if stop is not None and stop():
+                        raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, None)
+                    in_flight = batch
+                    txn.commit(client, [*prefix, *(op for g in batch for op in g.ops)], number, len(batches))
+                    done.add(batch)
+                    in_flight = None
+                    if progress is not None:
+                        progress(sum(len(b) for b in batches[:number]), len(groups))
+            except ApplyInterrupted:
+                raise
+            except KeyboardInterrupt as exc:  # a second signal while a batch was on its way
+                raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, in_flight,
+                                   exc) from None
+            except BaseException as exc:
+                record_failure(client, root, audit, plan, done, exc, acls, audit_log)
+                raise
+            record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints)
+            return write_audit(client, root, record, acls, audit_log)
+
+
+SIGNAL_AUDIT_TIMEOUT_S = 5.0  # after a signal that ends the apply at once, the audit entry's wait for ZooKeeper
+
+
+def _interrupted(
+    client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: Written, acls: txn.Acls,
+    audit_log: Path | None, batches: Sequence[Sequence[Group]], in_flight: Sequence[Group] | None,
+    signal: BaseException | None = None,
+) -> ApplyInterrupted:
+    """Audit an interrupted apply (result "interrupted", what was and was not committed) and say the same to
+    the operator, with the command to run next."""
+    pending = list(batches[done.batches:])
+    unknown = Written.of([in_flight]) if in_flight is not None else None
+    if in_flight is not None:
+        pending = pending[1:]
+    left = Written.of(pending) if batches else _whole(plan)
+    interruption = Interruption(len(batches), done, left, unknown)
+    hurried = isinstance(signal, KeyboardInterrupt)  # the operator wants out now: ZooKeeper gets a bounded wait
+    entry = record_failure(client, root, audit, plan, done, None, acls, audit_log, interruption,
+                           timeout_s=SIGNAL_AUDIT_TIMEOUT_S if hurried else None)
+    return ApplyInterrupted(interruption_message(plan.cluster, interruption, where(client, entry) if entry else None,
+                                                 audit_log))
+
+
+def _whole(plan: Plan) -> Written:
+    """The whole plan as not committed, when it stopped before its batches were even built."""
+    labels = [f"topics/{t.name}" for t in plan.topics_to_create] + [f"topics/{p.name}" for p in
+                                                                   plan.partition_increases]
+    labels += [e.ref.display for e in plan.entities]
+    return Written(entities=len(plan.entities), notifications=len(plan.entities), topics=len(plan.topics_to_create),
+                   partitions=sum(p.target - p.current for p in plan.partition_increases),
+                   units=len(labels), first=labels[:FIRST_UNITS])
+
+
+def interruption_message(cluster: str, i: Interruption, entry: str | None, audit_log: Path | None) -> str:
+    """The operator's report of an interrupted apply: the same counts and units as its audit entry."""
+    total = i.total_batches
+    if total == 0 or (i.committed.batches == 0 and i.in_flight is None):
+        head = (f"cluster {cluster}: apply interrupted before its first batch: nothing of the plan was written "
+                "to ZooKeeper")
+    elif i.in_flight is None:
+        head = (f"cluster {cluster}: apply interrupted; it stopped between batches {i.committed.batches} and "
+                f"{i.committed.batches + 1} of {total} (each batch is one ZooKeeper transaction: all of it "
+                "committed or none)")
+    else:
+        head = (f"cluster {cluster}: apply ended by a second signal while batch {i.committed.batches + 1} of "
+                f"{total} was being committed")
+    done, left = i.committed.batches, i.not_committed.batches
+    lines = [head, _line(f"committed ({_batches(1, done, total)})", i.committed, ("created", "added", "written"))]
+    if i.in_flight is not None:
+        lines.append(_line(f"unknown (batch {done + 1} of {total}: committed entirely or not at all)", i.in_flight))
+    first_left = total - left + 1
+    what = f"not committed ({_batches(first_left, total, total)})" if total else "not committed (the whole plan)"
+    lines.append(_line(what, i.not_committed, ("to create", "to add", "to write")))
+    kept = [f"ZooKeeper {entry}"] if entry else ["ZooKeeper: not written (see the warning above)"]
+    if audit_log is not None:
+        kept.append(f"the local log {audit_log}")
+    lines.append("  audit entry (result: interrupted): " + ", ".join(kept))
+    lines.append(f"  next: `reconciler plan {cluster}` shows what is left (it reads ZooKeeper as it is now, so the "
+                 f"plan is idempotent), then `reconciler apply {cluster}`; never re-run an old plan file")
+    return "\n".join(lines)
+
+
+def _line(what: str, w: Written, verbs: tuple[str, str, str] | None = None) -> str:
+    created, added, written = (f" {verb}" for verb in verbs) if verbs else ("", "", "")
+    units = ", ".join(clip(label, 120) for label in w.first)
+    more = w.units - len(w.first)
+    first = f"; first: {units}" + (f" (and {more:,} more)" if more > 0 else "") if units else ""
+    return (f"  {what}: {w.topics:,} topics{created}, {w.partitions:,} partitions{added}, {w.entities:,} "
+            f"entities{written} with {w.notifications:,} notifications{first}")
+
+
+def _batches(first: int, last: int, total: int) -> str:
+    if first > last:
+        return f"no batch of {total}"
+    return f"batch {first} of {total}" if first == last else f"batches {first}-{last} of {total}"
 
 
 class _Builder:
