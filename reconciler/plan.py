@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -253,6 +253,19 @@ def with_diagnostics(plan: Plan, diagnostics: Sequence[Diagnostic]) -> Plan:
         return plan
     out = replace(plan, diagnostics=kept)
     return out.with_id() if plan.plan_id else out
+
+
+def cluster_warnings(
+    diagnostics: Iterable[Diagnostic], cluster_dir: str, cluster_dirs: Iterable[str]
+) -> list[Diagnostic]:
+    """The validation warnings that concern the cluster whose manifests are in `cluster_dir` (`clusters/c1`):
+    those at its own files, and those at files of no cluster in `cluster_dirs` (fleet.yaml: shared)."""
+    def under(file: str, folder: str) -> bool:
+        return file.startswith(folder.rstrip("/") + "/")
+
+    dirs = list(cluster_dirs)
+    return [d for d in diagnostics if d.severity == "warning" and (
+        d.source is None or under(d.source.file, cluster_dir) or not any(under(d.source.file, o) for o in dirs))]
 
 
 def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
