@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.facts import collect_json
 from reconciler.impact.job import Changes, bytes_of, parts_of
-from reconciler.impact.riskexpr import RULES, risk_name, rules_of_mask
+from reconciler.impact.riskexpr import RULES, mask_of, risk_name, rules_of_mask
 from reconciler.impact.tally import broker_sections, tally, unpack
 
 if TYPE_CHECKING:
@@ -23,19 +23,28 @@ FACT_DDL = ("struct<section:string,dim:string,broker:int,topics:bigint,parts:big
             "mask:bigint,est:double>")
 
 
-def _deletion(key: Column, before: Column, after: Column, size: Column, parts: Column) -> Column:
-    """Bytes a retention decrease is expected to delete from a change's partitions. `retention.ms` lowered
-    from B to A: the affected bytes × (B − A) ÷ B, assuming data is spread evenly over the retained time (from
-    unlimited, -1, no estimate: the data's age is unknown). `retention.bytes` lowered to A: per affected
-    partition, its share of the bytes above A (the partitions' mean size stands for each). A topic counts once,
-    with the larger of its estimates; compaction is not considered (as if cleanup.policy includes delete)."""
+def _fires(mask: Column, rule: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return mask.bitwiseAND(F.lit(mask_of([rule]))) != 0
+
+
+def _deletion(key: Column, before: Column, after: Column, size: Column, parts: Column, mask: Column) -> Column:
+    """Bytes a retention decrease is expected to delete from a change's partitions, where the plan's rule says
+    it deletes data (`retention-lowered`, `retention-bytes-lowered`: never on a topic whose cleanup.policy lacks
+    `delete`). `retention.ms` lowered from B to A: the affected bytes × (B − A) ÷ B, assuming data is spread
+    evenly over the retained time (from unlimited, -1, no estimate: the data's age is unknown). `retention.bytes`
+    lowered to A: per affected partition, its share of the bytes above A (the partitions' mean size stands for
+    each). A topic counts once, with the larger of its estimates; compaction of a `compact,delete` topic is not
+    considered."""
     from pyspark.sql import functions as F
 
     b, a = before.try_cast("double"), after.try_cast("double")
     size, n = size.cast("double"), parts.cast("double")
-    by_time = F.when((key == "retention.ms") & (a >= 0) & (b > 0) & (a < b), size * (b - a) / b)
-    by_size = F.when((key == "retention.bytes") & (a >= 0) & ((b < 0) | (a < b)) & (n > 0),
-                     n * F.greatest(F.lit(0.0), size / n - a))
+    by_time = F.when((key == "retention.ms") & _fires(mask, "retention-lowered") & (a >= 0) & (b > 0) & (a < b),
+                     size * (b - a) / b)
+    by_size = F.when((key == "retention.bytes") & _fires(mask, "retention-bytes-lowered") & (a >= 0)
+                     & ((b < 0) | (a < b)) & (n > 0), n * F.greatest(F.lit(0.0), size / n - a))
     return F.coalesce(by_time, by_size)
 
 
@@ -78,7 +87,7 @@ def _facts(t: DataFrame, sizes_known: bool) -> DataFrame:
                                               level=s["level"], mask=s["mask"]))
     level = F.array_max(F.transform(stats, lambda s: s["level"]))
     est = F.array_max(F.transform(stats, lambda s: _deletion(s["key"], s["before"], s["after"], s["bytes"],
-                                                              s["parts"])))
+                                                              s["parts"], s["mask"])))
     parts, size = _union(F.col("entries"), sizes_known)
     topic = F.when(F.size("entries") > 0, F.array(_fact("topics", level, parts=parts, size=size, level=level,
                                                          est=est))).otherwise(F.array().cast(f"array<{FACT_DDL}>"))
@@ -93,9 +102,12 @@ def _facts(t: DataFrame, sizes_known: bool) -> DataFrame:
     fired = F.filter(F.sequence(F.lit(0), F.lit(len(RULES) - 1)),
                      lambda i: F.call_function("shiftright", mask, i).bitwiseAND(F.lit(1)) == 1)
     rules = F.transform(fired, rule)
+    # a (key, broker) hit, with the rules the change fires there: each hit broker's own (values that differ
+    # between brokers) or the entry's (a declared topic's own override: every replica host)
     hosts = F.flatten(F.transform("entries", lambda x: F.transform(
         F.coalesce(x["brokers"], F.when(x["own"], F.col("hosts")), F.array().cast("array<int>")),
-        lambda b: _fact("hosts", x["key"], broker=b, topics=0))))
+        lambda b, i: _fact("hosts", x["key"], broker=b, topics=0,
+                           mask=F.coalesce(F.get(x["bmasks"], i), x["mask"])))))
     return t.select("cluster", F.inline(F.concat(keys, topic, rules, hosts)))
 
 
@@ -105,7 +117,8 @@ def _samples(t: DataFrame, sample: int) -> DataFrame:
     x = t.select("cluster", "topic", "partitions", F.explode("entries").alias("e"))
     rows = x.select("cluster", "topic", "e.key", "e.before", "e.after", parts_of(F.col("e.part_ids"))
                     .alias("partitions"), risk_name(F.col("e.level")).alias("risk"),
-                    rules_of_mask(F.col("e.mask")).alias("rules"), F.col("e.level").alias("level"))
+                    rules_of_mask(F.col("e.mask")).alias("rules"), F.col("e.why").alias("why"),
+                    F.col("e.level").alias("level"))
     return rows.orderBy(F.col("level").desc(), F.col("partitions").desc(), "cluster", "topic", "key").limit(
         sample).drop("level")
 
@@ -124,7 +137,9 @@ def _sections(ch: Changes, sample: int) -> dict[str, DataFrame]:
 def summary(spark: SparkSession, ch: Changes, *, sample: int = 20) -> dict[str, Any]:
     """The report's JSON: the topic side in one Spark job, the broker side from the driver's rows."""
     collected = collect_json(spark, _sections(ch, sample))
-    s = unpack(collected["facts"], ch.sizes_known) | {"sampleTopics": collected["sampleTopics"]}
+    samples = [{**{k: v for k, v in r.items() if k != "why"}, "reasons": list(ch.reasons[r["why"] or 0])}
+               for r in collected["sampleTopics"]]
+    s = unpack(collected["facts"], ch.sizes_known) | {"sampleTopics": samples}
     s |= broker_sections(ch, s["hosts"], sample)
     for r in s["keys"]:  # the rules of topic rows name their rule keys too
         s["ruleKeys"] += [{"rule": rule, "key": r["key"]} for rule in r["rules"] or []]

@@ -18,15 +18,16 @@ undeclared entities stay unless `policy.prune` removes them. Pure Python.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.impact import keys as K
 from reconciler.impact.afterstate import AfterRows, after_apply
-from reconciler.model import DEFAULT_ENTITY, RISK_ORDER
-from reconciler.risk import fired_rules
+from reconciler.model import DEFAULT_ENTITY, EntityRef
+from reconciler.risk import assess, fired_rules
 
 Row = tuple[Any, ...]
 Values = tuple[str | None, str | None]  # (before, after)
@@ -43,12 +44,6 @@ def _norm(value: str) -> str:
     return ",".join(sorted(i for i in (x.strip() for x in value.split(",")) if i)) if "," in value else value.strip()
 
 
-def risk_of(rules: Iterable[str]) -> str:
-    from reconciler.impact.riskexpr import RULES
-
-    return max((RULES[r].risk for r in rules), key=RISK_ORDER.__getitem__, default="safe")
-
-
 @dataclass
 class BrokerSide:
     """Per (cluster, broker, effective key): values before/after; and what shapes the topic side."""
@@ -57,7 +52,7 @@ class BrokerSide:
     # per (cluster, topic key) set in some layer: (uniform across brokers, changed anywhere, before, after)
     topic_keys: dict[tuple[str, str], tuple[bool, bool, str | None, str | None]] = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)  # changed: (cluster, broker, key, topic_key, before, after,
-    #                                                          rules, risk)
+    #                                                          rules, risk, reasons)
 
     def changed_pairs(self) -> list[tuple[str, str, bool, str | None, str | None]]:
         return [(c, k, u, vb, va) for (c, k), (u, ch, vb, va) in sorted(self.topic_keys.items()) if ch]
@@ -108,6 +103,13 @@ def _resolve(rows: list[tuple[str, int, str, str]], broker: int) -> dict[str, st
     return {t: v for t, (_, v) in best.items()}
 
 
+@functools.cache
+def _assess(key: str, before: str | None, after: str | None, min_rf: int | None) -> tuple[str, tuple[str, ...]]:
+    """The plan's risk and reasons of a broker's effective value changing (its broker key, as a plan shows it;
+    assess reads only the entity's type)."""
+    return assess(key, "~", before, after, entity=EntityRef("brokers", DEFAULT_ENTITY), min_rf_in_cluster=min_rf)
+
+
 def broker_side(brokers: list[tuple[str, int]], dynamic: list[Row], static: list[Row], after: AfterRows,
                 min_rf: Mapping[str, int | None]) -> BrokerSide:
     """Resolve every registered broker's effective values before and after, rate the changed ones."""
@@ -133,7 +135,9 @@ def broker_side(brokers: list[tuple[str, int]], dynamic: list[Row], static: list
                     states[(c, t)].add((vb, va))
                 if not same(vb, va, typ == "LIST"):
                     rules = fired_rules(t, vb, va, topic=False, rf=min_rf.get(c))
-                    out.rows.append((c, b, broker_key, t if is_topic else None, vb, va, list(rules), risk_of(rules)))
+                    risk, reasons = _assess(broker_key, vb, va, min_rf.get(c))
+                    out.rows.append((c, b, broker_key, t if is_topic else None, vb, va, list(rules), risk,
+                                     list(reasons)))
     for (c, t), seen in states.items():
         vb, va = next(iter(sorted(seen, key=repr)))
         changed = any(not same(x, y, t in K.list_keys()) for x, y in seen)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.impact.report import count, headline, redacted, size
+from reconciler.impact.riskexpr import RULES
 from reconciler.units import short
 
 COLOURS = {"destructive": "#d1242f", "disruptive": "#d4a72c", "safe": "#2da44e"}
@@ -40,6 +41,7 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;pa
 .pill{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}
 .legend span{margin-right:16px}.dot{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
 svg text{font:12px system-ui,sans-serif;fill:#1f2328}svg text.axis{fill:#59636e;font-style:italic}
+ul.why{margin:0;padding-left:16px}.none{color:#59636e}
 """
 
 
@@ -94,8 +96,21 @@ def _bar_chart(rows: Sequence[dict[str, Any]], label: str, value: str, title: st
 
 
 def _with_values(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**r, "before_shown": short(r["key"], r["before"]), "after_shown": short(r["key"], r["after"])}
-            for r in rows]
+    return [{**r, "before_shown": short(r["key"], r["before"]), "after_shown": short(r["key"], r["after"]),
+             "reasons": list(r.get("reasons") or ())} for r in rows]
+
+
+def _meaning(rule: str) -> str:
+    """A rule's reason with placeholders for its values ("retention lowered from X to Y: data older than Y is
+    deleted"): what the rule means, whatever values fired it."""
+    found = RULES.get(rule)
+    if found is None:
+        return ""
+    return found.reason.format(key="the key", before="X", after="Y", detail="…")
+
+
+def _with_meaning(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "meaning": _meaning(str(r["rule"]))} for r in rows]
 
 
 def _environment() -> Any:
@@ -134,7 +149,7 @@ def render_html(summary: dict[str, Any]) -> str:
         "by_cluster": by_cluster,
         "by_cluster_chart": _bar_chart(by_cluster, "cluster", "topics", "affected clusters", "cluster"),
         "has_deletion": any(c.get("bytesDeletedEstimate") for c in by_cluster),
-        "by_rule": s["byRule"],
+        "by_rule": _with_meaning(s["byRule"]),
         "topic_changes": _with_values(s["topicChanges"]),
         "broker_changes": _with_values(s["brokerChanges"]),
         "topic_total": s["topicChangesTotal"],

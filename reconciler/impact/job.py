@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.impact.afterstate import AfterRows
 from reconciler.impact.brokerside import BrokerSide, broker_side
-from reconciler.impact.candidates import CAND_DDL, NO_RF, Candidates, candidates, key_index
+from reconciler.impact.candidates import CAND_DDL, NO_RF, POLICY_KEY, Candidates, candidates, key_index
 from reconciler.impact.facts import Facts, collect_facts, only
 from reconciler.impact.frames import is_in, local_df, pair_in
 from reconciler.impact.inventory import Inventory
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _CACHED: list[DataFrame] = []  # the topic rows this module cached last (released by the next run)
 BROKER_SCHEMA = ("cluster STRING, broker INT, key STRING, topic_key STRING, before STRING, after STRING, "
-                 "rules ARRAY<STRING>, risk STRING")
+                 "rules ARRAY<STRING>, risk STRING, reasons ARRAY<STRING>")
 
 
 @dataclass
@@ -54,18 +54,23 @@ class Changes:
     facts: Facts
     clusters: list[str]
     spark: SparkSession
+    reasons: list[tuple[str, ...]]  # the plan's reasons of every rating, by the id an entry carries (`why`)
 
     @property
     def topics(self) -> DataFrame:
         """(cluster, topic, key, partitions, rf, src, before, after, part_ids, brokers, rules, mask, risk,
-        topic_bytes, bytes): one row per changed (topic, key); mask: the rules as a bit set (riskexpr.mask_of)."""
+        reasons, topic_bytes, bytes): one row per changed (topic, key); mask: the rules as a bit set
+        (riskexpr.mask_of); reasons: the plan's, looked up by id in a broadcast table of the driver's."""
         from pyspark.sql import functions as F
 
         t = self.per_topic.select("*", F.explode("entries").alias("e"))
+        why = local_df(self.spark, [(i, list(r)) for i, r in enumerate(self.reasons)],
+                       "why INT, reasons ARRAY<STRING>")
+        t = t.join(F.broadcast(why), F.col("e.why") == why["why"], "left")
         return t.select(
             "cluster", "topic", "e.key", "partitions", "rf", "e.src", "e.before", "e.after", "e.part_ids",
             "e.brokers", rules_of_mask(F.col("e.mask")).alias("rules"), "e.mask",
-            risk_name(F.col("e.level")).alias("risk"), "topic_bytes",
+            risk_name(F.col("e.level")).alias("risk"), "reasons", "topic_bytes",
             bytes_of(F.col("e.part_ids"), self.sizes_known).alias("bytes"))
 
     @property
@@ -91,7 +96,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
     per_topic = _per_topic(spark, inv, sizes, cands).cache()
     _CACHED.append(per_topic)
-    return Changes(per_topic, sizes is not None, bs, facts, clusters, spark)
+    return Changes(per_topic, sizes is not None, bs, facts, clusters, spark, cands.reasons)
 
 
 def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
@@ -106,45 +111,51 @@ def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, can
     declared = F.coalesce(F.size("dcands"), F.lit(0)) > 0
     cand = F.when(declared, F.flatten("dcands")).otherwise(F.coalesce("ccands", F.array().cast(f"array<{CAND_DDL}>")))
     reps = F.coalesce("reps", F.array().cast("array<struct<partition:int,replicas:array<int>>>"))
-    t = t.select("cluster", "topic", "partitions", "rf", "shield", "topic_bytes", reps.alias("reps"), "psizes",
-                 cand.alias("cands"))
+    t = t.select("cluster", "topic", "partitions", "rf", "shield", "pol", "topic_bytes", reps.alias("reps"),
+                 "psizes", cand.alias("cands"))
     t = t.select("*", F.array_sort(F.array_distinct(F.flatten(F.transform("reps", lambda p: p["replicas"]))))
                  .alias("hosts"))
     entries = F.filter(F.transform("cands", _entry), lambda x: x["hit"])
     # no filter on the entries: Spark would push it below this projection and compute them twice; a topic
     # without entries makes no facts, no samples and no detail rows
-    return t.select("*", entries.alias("entries")).drop("cands", "shield")
+    return t.select("*", entries.alias("entries")).drop("cands", "shield", "pol")
 
 
 def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
-    """(cluster, topic, partitions, rf, shield, topic_bytes): topics, shields and sizes in one shuffle and one
-    hash aggregate; every topic of a cluster with candidates, and the declared topics elsewhere. `shield`: the
-    topic's overridden candidate keys as a bit set (`candidates.key_index`)."""
+    """(cluster, topic, partitions, rf, shield, pol, topic_bytes): topics, shields and sizes in one shuffle and
+    one hash aggregate; every topic of a cluster with candidates, and the declared topics elsewhere. `shield`: the
+    topic's overridden candidate keys as a bit set (`candidates.key_index`); `pol`: its own cleanup.policy, read
+    where a rating depends on it (`Candidates.policy_clusters`): 0 none, 1 with `delete`, 2 without."""
     from pyspark.sql import functions as F
 
     none = F.lit(None)
-    cols = ("cluster", "topic", "partitions", "rf", "present", "shield", "size")
+    cols = ("cluster", "topic", "partitions", "rf", "present", "shield", "pol", "size")
     whole = sorted(c for c, x in cands.by_cluster.items() if x)
     elsewhere = [ct for ct in cands.by_topic if not cands.by_cluster.get(ct[0])]
     clusters, wanted = _clusters_or_topics(spark, whole, elsewhere)
     topics = only(inv.topics, clusters).filter(wanted).select(
         "cluster", "topic", "partitions", F.col("replication_factor").alias("rf"), F.lit(1).alias("present"),
-        F.lit(0).cast("long").alias("shield"), none.cast("long").alias("size"))
+        F.lit(0).cast("long").alias("shield"), F.lit(0).alias("pol"), none.cast("long").alias("size"))
     index = F.array(*[F.lit(k) for k in key_index()])
+    policy = (F.col("key") == POLICY_KEY) & is_in(spark, "cluster", cands.policy_clusters)
+    value = F.coalesce(F.trim("value"), F.lit(""))
+    with_delete = (value == "") | F.exists(F.split(value, ","), lambda p: F.lower(F.trim(p)) == "delete")
     shields = only(inv.configs, clusters).filter(
-        (F.col("entity_type") == "topics") & pair_in(spark, "cluster", "key", cands.pairs)).select(
+        (F.col("entity_type") == "topics") & (pair_in(spark, "cluster", "key", cands.pairs) | policy)).select(
         "cluster", F.col("entity").alias("topic"), none.cast("int").alias("partitions"), none.cast("int").alias("rf"),
         F.lit(0).alias("present"), F.call_function("shiftleft", F.lit(1).cast("long"),
                                              (F.array_position(index, F.col("key")) - 1).cast("int"))
-        .alias("shield"), none.cast("long").alias("size"))
+        .alias("shield"), F.when(F.col("key") == POLICY_KEY, F.when(with_delete, 1).otherwise(2)).otherwise(0)
+        .alias("pol"), none.cast("long").alias("size"))
     union = topics.unionByName(shields)
     if sizes is not None:
         union = union.unionByName(sizes.filter(wanted).select(
             "cluster", "topic", none.cast("int").alias("partitions"), none.cast("int").alias("rf"),
-            F.lit(0).alias("present"), F.lit(0).cast("long").alias("shield"), F.col("size_bytes").alias("size")))
+            F.lit(0).alias("present"), F.lit(0).cast("long").alias("shield"), F.lit(0).alias("pol"),
+            F.col("size_bytes").alias("size")))
     return union.select(*cols).groupBy("cluster", "topic").agg(
         F.max("present").alias("present"), F.max("partitions").alias("partitions"), F.max("rf").alias("rf"),
-        F.bit_or("shield").alias("shield"), F.sum("size").alias("topic_bytes"),
+        F.bit_or("shield").alias("shield"), F.max("pol").alias("pol"), F.sum("size").alias("topic_bytes"),
     ).filter(F.col("present") == 1).drop("present")
 
 
@@ -182,43 +193,57 @@ def _clusters_or_topics(spark: SparkSession, clusters: list[str], topics: list[t
             is_in(spark, "cluster", clusters) | pair_in(spark, "cluster", "topic", topics))
 
 
-def _rating(rrf: Column, rv: Column, rf: Column) -> Column:
-    """The rating of a pair for the topic's replication factor (keys not rated by it have only -1)."""
+def _rating(rrf: Column, rv: Column, rf: Column, no_delete: Column) -> Column:
+    """The rating of a pair for the topic's replication factor (keys not rated by it have only -1) and its
+    cleanup-policy case: (mask, level, why)."""
     from pyspark.sql import functions as F
 
     def at(k: Column) -> Column:
         return F.get(rv, F.array_position(rrf, k) - 1)
 
-    return F.coalesce(at(F.coalesce(rf, F.lit(NO_RF))), at(F.lit(NO_RF)))
+    r = F.coalesce(at(F.coalesce(rf, F.lit(NO_RF))), at(F.lit(NO_RF)))
+    return F.struct(*[F.when(no_delete, r["n" + f]).otherwise(r[f]).alias(f) for f in ("mask", "level", "why")])
 
 
 def _entry(e: Column) -> Column:
-    """A candidate on one topic row: does it hit, which partitions and brokers, values shown, rules, risk."""
+    """A candidate on one topic row: does it hit, which partitions and brokers, values shown, rules, risk, reasons.
+    Where brokers differ, the values and reasons shown are those of the most at risk hit broker (the lowest
+    of them): they explain the entry's risk, the highest of its brokers'."""
     from pyspark.sql import functions as F
 
     shielded = (e["idx"] >= 0) & (F.call_function("shiftright", F.col("shield"), e["idx"]).bitwiseAND(F.lit(1)) == 1)
     uniform = e["uniform"]
-    rated = _rating(e["rrf"], e["rv"], F.col("rf"))
+    own_policy = F.coalesce(F.col("pol"), F.lit(0))
+
+    def no_delete(inherited: Column) -> Column:  # the topic's cleanup.policy after the change lacks `delete`
+        return F.when(e["fixed"] | (own_policy == 0), inherited).otherwise(own_policy == 2)
+
+    rated = _rating(e["rrf"], e["rv"], F.col("rf"), no_delete(e["ind"]))
     hit_brokers = F.filter("hosts", lambda b: F.array_contains(e["hb"], b))
 
     def per_broker(b: Column) -> Column:
         return F.get(e["hv"], F.array_position(e["hb"], b) - 1)
 
-    shown = per_broker(F.get(hit_brokers, 0))
+    def rating_on(b: Column) -> Column:
+        return _rating(per_broker(b)["rrf"], per_broker(b)["rv"], F.col("rf"), no_delete(per_broker(b)["ind"]))
+
+    level = F.array_max(F.transform(hit_brokers, lambda b: rating_on(b)["level"]))
+    worst = F.get(F.filter(hit_brokers, lambda b: rating_on(b)["level"] == level), 0)
+    shown = per_broker(worst)
     part_ids = F.array_sort(F.transform(F.filter("reps", lambda p: F.arrays_overlap(p["replicas"], e["hb"])),
                                         lambda p: p["partition"]))
-    mask = F.aggregate(hit_brokers, F.lit(0).cast("long"), lambda acc, b: acc.bitwiseOR(
-        _rating(per_broker(b)["rrf"], per_broker(b)["rv"], F.col("rf"))["mask"]))
-    level = F.array_max(F.transform(hit_brokers, lambda b: _rating(
-        per_broker(b)["rrf"], per_broker(b)["rv"], F.col("rf"))["level"]))
+    bmasks = F.transform(hit_brokers, lambda b: rating_on(b)["mask"])
+    mask = F.aggregate(bmasks, F.lit(0).cast("long"), lambda acc, m: acc.bitwiseOR(m))
     hit = ~shielded & F.when(uniform, e["changed"]).otherwise(F.size(hit_brokers) > 0)
     fields = {
         "key": e["key"], "src": e["src"],
         "before": F.when(uniform, e["vb"]).otherwise(shown["vb"]),
         "after": F.when(uniform, e["va"]).otherwise(shown["va"]),
         "part_ids": F.when(~uniform, part_ids), "brokers": F.when(~uniform, hit_brokers),
+        "bmasks": F.when(~uniform, bmasks),  # each hit broker's rules, for the brokers a rule hits
         "mask": F.when(uniform, rated["mask"]).otherwise(mask),
         "level": F.when(uniform, rated["level"]).otherwise(level),
+        "why": F.when(uniform, rated["why"]).otherwise(rating_on(worst)["why"]),
         "own": e["own"], "hit": hit,
     }
     return F.struct(*[v.alias(k) for k, v in fields.items()])

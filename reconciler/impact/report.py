@@ -31,10 +31,22 @@ def redacted(summary: dict[str, Any]) -> dict[str, Any]:
         if isinstance(summary.get(rows), list):
             out[rows] = [
                 {**r, "before": SENSITIVE if r.get("before") is not None else None,
-                 "after": SENSITIVE if r.get("after") is not None else None}
+                 "after": SENSITIVE if r.get("after") is not None else None, "reasons": _masked(r)}
                 if isinstance(r, dict) and catalog.is_sensitive(str(r.get("key")), scope) else r
                 for r in summary[rows]
             ]
+    return out
+
+
+def _masked(row: dict[str, Any]) -> list[str]:
+    """A sensitive row's reasons with its values replaced by the marker wherever they appear."""
+    values = sorted({str(v) for v in (row.get("before"), row.get("after")) if v not in (None, "", SENSITIVE)},
+                    key=len, reverse=True)
+    out = []
+    for reason in row.get("reasons") or ():
+        for value in values:
+            reason = str(reason).replace(value, SENSITIVE)
+        out.append(str(reason))
     return out
 
 
@@ -63,8 +75,18 @@ def _cell(text: str) -> str:
     return "`" + re.sub(r"[`\r\n]", "?", text).replace("|", "\\|") + "`"
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right_from: int) -> list[str]:
-    align = ["---" if i < right_from else "---:" for i in range(len(head))]
+def _prose(reasons: Sequence[str] | None) -> str:
+    """Reasons as plain text in a table cell: Markdown and HTML punctuation escaped (no links, mentions, markup
+    or cell breaks from a value), line breaks as spaces; "–" when no rule fires."""
+    if not reasons:
+        return "–"
+    text = "; ".join(re.sub(r"[\r\n]+", " ", str(r)) for r in reasons)
+    return re.sub(r"([\\`*_\[\]<>#!|@~&:])", r"\\\1", text)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right_from: int, right_to: int | None = None
+           ) -> list[str]:
+    align = ["---:" if right_from <= i < (right_to or len(head)) else "---" for i in range(len(head))]
     out = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
@@ -150,15 +172,16 @@ def _sections(s: dict[str, Any]) -> list[str]:
     examples = s["topicChanges"][:EXAMPLE_ROWS]
     if examples:
         out += ["", f"### Examples (of {s['topicChangesTotal']:,} topic config changes)", ""]
-        out += _table(["cluster", "topic", "key", "before → after", "risk", "partitions"], [
+        out += _table(["cluster", "topic", "key", "before → after", "risk", "partitions", "why"], [
             [_cell(e["cluster"]), _cell(e["topic"]), _cell(e["key"]), _arrow(e["key"], e["before"], e["after"]),
-             f"{BADGE[e['risk']]} {e['risk']}", count(e["partitions"])] for e in examples], 5)
+             f"{BADGE[e['risk']]} {e['risk']}", count(e["partitions"]), _prose(e.get("reasons"))]
+            for e in examples], 5, 6)
     brokers = s["brokerChanges"][:EXAMPLE_ROWS]
     if brokers:
         out += ["", f"### Broker configs (of {s['brokerChangesTotal']:,} broker config changes)", ""]
-        out += _table(["cluster", "broker", "key", "before → after", "risk"], [
+        out += _table(["cluster", "broker", "key", "before → after", "risk", "why"], [
             [_cell(b["cluster"]), str(b["broker"]), _cell(b["key"]), _arrow(b["key"], b["before"], b["after"]),
-             f"{BADGE[b['risk']]} {b['risk']}"] for b in brokers], 5)
+             f"{BADGE[b['risk']]} {b['risk']}", _prose(b.get("reasons"))] for b in brokers], 5, 5)
     return out
 
 

@@ -4,8 +4,9 @@ report's sections (SPEC §8 JSON). Pure Python.
 A topic counts once however many of its keys change; its affected partitions are the union over its keys;
 bytes are the sizes of those partitions (null when the inventory has no sizes). `byKey` counts, per key, the
 topics whose effective value of that key changes and the brokers on which it changes (broker-level keys have no
-topics); `byRule` likewise per risk rule. `changes` of a cluster = changed (topic, key) plus changed (broker, key)
-values. Lists are sorted most affected first.
+topics); `byRule` likewise per risk rule: its brokers are those whose own value fires it and those hosting a
+replica of a topic change that fires it there, as `byKey` counts a key's brokers. `changes` of a cluster =
+changed (topic, key) plus changed (broker, key) values. Lists are sorted most affected first.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def unpack(facts: Rows, has_sizes: bool) -> dict[str, Rows]:
         section, c, dim = r["section"], r["cluster"], r["dim"]
         counts = {"cluster": c, "topics": r["topics"], "partitions": r["partitions"], "bytes": r["bytes"]}
         if section == "hosts":
-            out["hosts"].append({"cluster": c, "key": dim, "broker": r["broker"]})
+            out["hosts"].append({"cluster": c, "key": dim, "broker": r["broker"], "rules": rules_of(r["mask"])})
         elif section == "keys":
             out["keys"].append(counts | {"key": dim, "level": r["level"], "rules": rules_of(r["mask"])})
         elif section == "rules":
@@ -46,7 +47,7 @@ def unpack(facts: Rows, has_sizes: bool) -> dict[str, Rows]:
 
 def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
     """The broker side of the summary, from the rows the driver resolved, and the inventory's facts."""
-    rows = ch.broker_side.rows  # (cluster, broker, key, topic_key, before, after, rules, risk)
+    rows = ch.broker_side.rows  # (cluster, broker, key, topic_key, before, after, rules, risk, reasons)
     hits = ch.broker_side.hits() | {(h["cluster"], h["key"], h["broker"]) for h in hosts}
     per_key: dict[tuple[str, str], set[int]] = defaultdict(set)
     per_cluster: dict[str, set[int]] = defaultdict(set)
@@ -55,13 +56,16 @@ def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
         per_cluster[c].add(b)
     keys: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"changes": 0, "level": 0, "rules": set()})
     rule_brokers: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for c, b, k, tk, _vb, _va, rules, risk in rows:
+    for c, b, k, tk, _vb, _va, rules, risk, _why in rows:
         acc = keys[(c, tk or k)]
         acc["changes"] += 1
         acc["level"] = max(acc["level"], RISK_ORDER[risk])
         acc["rules"] |= set(rules)
         for r in rules:
             rule_brokers[(c, r)].add(b)
+    for h in hosts:  # brokers hosting a replica of a topic change that fires the rule there
+        for r in h.get("rules") or ():
+            rule_brokers[(h["cluster"], r)].add(h["broker"])
     order = sorted(rows, key=lambda r: (-RISK_ORDER[r[7]], r[0], r[1], r[2]))[:sample]
     facts = ch.facts
     return {
@@ -78,7 +82,7 @@ def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
         "created": [{"n": facts.created}],
         "grown": [{"n": facts.grown}],
         "sampleBrokers": [{"cluster": r[0], "broker": r[1], "key": r[2], "before": r[4], "after": r[5],
-                           "risk": r[7], "rules": r[6]} for r in order],
+                           "risk": r[7], "rules": r[6], "reasons": r[8]} for r in order],
     }
 
 

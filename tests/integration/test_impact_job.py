@@ -163,11 +163,16 @@ def test_by_rule(results: dict[str, Any]) -> None:
     assert [r["rule"] for r in rules] == ["retention-lowered", "cleanup-policy-changed", "threads-reduced"]
     lowered, cleanup, threads = rules
     # brokers whose own value is lowered: shield 3, perbroker 2 (broker 1 keeps 1d), synonyms broker 2 only
-    # (broker 1 goes 1d -> 2d: raised)
+    # (broker 1 goes 1d -> 2d: raised, on its replica of z too); and the replica hosts of a topic change that
+    # lowers it there: orders' own override, on brokers 1-3 of override
     assert lowered == {"rule": "retention-lowered", "risk": "destructive", "keys": ["log.retention.ms", "retention.ms"],
-                       "clusters": 4, "brokers": 6, "topics": 5, "partitions": 12, "bytes": 396}
+                       "clusters": 4, "brokers": 3 + 2 + 1 + 3, "topics": 5, "partitions": 12, "bytes": 396}
+    # orders' cleanup.policy override changes on its replica hosts, brokers 1-3: as byKey counts them (issue 30)
     assert cleanup == {"rule": "cleanup-policy-changed", "risk": "destructive", "keys": ["cleanup.policy"],
-                       "clusters": 1, "brokers": 0, "topics": 1, "partitions": 3, "bytes": 21}
+                       "clusters": 1, "brokers": 3, "topics": 1, "partitions": 3, "bytes": 21}
+    by_key = {k["key"]: k for k in results["summary"]["byKey"]}
+    for rule in rules:  # a rule's brokers are among its keys' brokers
+        assert rule["brokers"] <= sum(by_key[k]["brokers"] for k in rule["keys"] if k in by_key)
     assert threads == {"rule": "threads-reduced", "risk": "disruptive", "keys": ["num.io.threads"],
                        "clusters": 1, "brokers": 3, "topics": 0, "partitions": 0, "bytes": 0}
 
@@ -175,8 +180,9 @@ def test_by_rule(results: dict[str, Any]) -> None:
 def test_by_cluster(results: dict[str, Any]) -> None:
     """Most at risk first, then by size. Estimated bytes deleted by a lowered retention.ms = the affected
     bytes x (before - after) / before: shield a+c (300 + 10) x (7d - 1h) / 7d = 308.15; override orders
-    21 x (1d - 1h) / 1d = 20.1; perbroker x's p1+p2 60 x (7d - 1h) / 7d = 59.6; synonyms shows broker 1's
-    values (1d -> 2d, raised): none. Truncated to whole bytes."""
+    21 x (1d - 1h) / 1d = 20.1; perbroker x's p1+p2 60 x (7d - 1h) / 7d = 59.6; synonyms shows broker 2's
+    values, the most at risk (7d -> 2d; broker 1's 1d -> 2d is raised): 5 x (7d - 2d) / 7d = 3.6. Truncated to
+    whole bytes."""
     assert results["summary"]["byCluster"] == [
         {"cluster": "shield", "brokers": 3, "topics": 2, "partitions": 6, "bytes": 310, "changes": 8,
          "risk": "destructive", "bytesDeletedEstimate": 308},
@@ -185,9 +191,9 @@ def test_by_cluster(results: dict[str, Any]) -> None:
         {"cluster": "perbroker", "brokers": 2, "topics": 1, "partitions": 2, "bytes": 60, "changes": 3,
          "risk": "destructive", "bytesDeletedEstimate": 59},
         {"cluster": "synonyms", "brokers": 2, "topics": 1, "partitions": 1, "bytes": 5, "changes": 6,
-         "risk": "destructive", "bytesDeletedEstimate": 0},
+         "risk": "destructive", "bytesDeletedEstimate": 3},
     ]
-    assert results["summary"]["bytesDeletedEstimate"] == 308 + 20 + 59
+    assert results["summary"]["bytesDeletedEstimate"] == 308 + 20 + 59 + 3
 
 
 def test_precedence_detail_rows(results: dict[str, Any]) -> None:
@@ -201,10 +207,12 @@ def test_precedence_detail_rows(results: dict[str, Any]) -> None:
     assert (a["before"], a["after"], a["part_ids"], a["risk"]) == ("604800000", "3600000", None, "destructive")
     x = rows[("perbroker", "x", "retention.ms")]
     assert (x["part_ids"], x["brokers"], x["before"], x["after"]) == ([1, 2], [2, 3], "604800000", "3600000")
-    # static hours (24h = 86400000 ms) on broker 1 lose to the dynamic ms; shown on the lowest broker
+    # static hours (24h = 86400000 ms) on broker 1 lose to the dynamic ms (1d -> 2d: raised); shown on the most
+    # at risk broker, 2 (Kafka's default 7d -> 2d), with the reasons of that change
     z = rows[("synonyms", "z", "retention.ms")]
-    assert (z["before"], z["after"], z["brokers"], z["rules"]) == ("86400000", "172800000", [1, 2],
+    assert (z["before"], z["after"], z["brokers"], z["rules"]) == ("604800000", "172800000", [1, 2],
                                                                    ["retention-lowered"])
+    assert len(z["reasons"]) == 1 and "7d" in z["reasons"][0] and "2d" in z["reasons"][0]
     seg = rows[("synonyms", "z", "segment.bytes")]
     assert (seg["before"], seg["after"], seg["risk"]) == ("536870912", "1073741824", "safe")  # Kafka default
     cleanup = rows[("override", "orders", "cleanup.policy")]

@@ -97,13 +97,50 @@ def test_candidates_resolve_values_and_ratings_on_the_driver() -> None:
         "retention.ms": ("50", "10", "broker", False), "min.insync.replicas": ("1", "3", "broker", False),
         "cleanup.policy": ("delete", "compact", "override", True)}
     assert got.pairs == [("c", "min.insync.replicas"), ("c", "retention.ms")] and got.replica_topics == [("c", "t")]
-    for x in [*undeclared.values(), *declared.values()]:
+    topic = EntityRef("topics", "t")
+    for x in undeclared.values():  # both cleanup-policy cases: a topic row picks by its own policy
         for rf, rating in zip(x["rrf"], x["rv"], strict=True):
             topic_rf = None if rf == NO_RF else rf
-            expected, _ = assess(x["key"], "~", x["vb"], x["va"], entity=EntityRef("topics", "t"), topic_rf=topic_rf)
-            assert rating["level"] == RISK_ORDER[expected], (x["key"], rf)
+            for prefix, policy in (("", {"delete"}), ("n", {"compact"})):
+                expected = assess(x["key"], "~", x["vb"], x["va"], entity=topic, topic_rf=topic_rf,
+                                  cleanup_policy=frozenset(policy))
+                assert (rating[prefix + "level"], got.reasons[rating[prefix + "why"]]) == (
+                    RISK_ORDER[expected[0]], expected[1]), (x["key"], rf, policy)
             assert rules_of(rating["mask"]) == list(fired_rules(x["key"], x["vb"], x["va"], topic=True, rf=topic_rf))
+    assert rules_of(undeclared["retention.ms"]["rv"][0]["mask"]) == ["retention-lowered"]
+    assert undeclared["retention.ms"]["rv"][0]["nmask"] == 0  # compact-only: nothing deleted
     assert rules_of(undeclared["min.insync.replicas"]["rv"][1]["mask"]) == ["min-isr-above-rf", "min-isr-raised"]
+    # the declared topic is rated as the plan rates its changes: compact after apply, its retention.ms override
+    # removed (a `-` falling back to the broker side's 10), min.insync.replicas inherited (`~`)
+    plan_cases = {"retention.ms": ("-", "50", None, "10"), "min.insync.replicas": ("~", "1", "3", None),
+                  "cleanup.policy": ("~", "delete", "compact", None)}
+    for key, (op, before, after_, inherited) in plan_cases.items():
+        x = declared[key]
+        for rf, rating in zip(x["rrf"], x["rv"], strict=True):
+            expected = assess(key, op, before, after_, entity=topic, topic_rf=None if rf == NO_RF else rf,
+                              inherited=inherited, cleanup_policy=frozenset({"compact"}))
+            for prefix in ("", "n"):  # fixed: the same whatever the topic's live override
+                assert (rating[prefix + "level"], got.reasons[rating[prefix + "why"]]) == (
+                    RISK_ORDER[expected[0]], expected[1]), (key, rf)
+    assert declared["retention.ms"]["fixed"] and declared["retention.ms"]["rv"][0]["mask"] == 0
+    assert declared["retention.ms"]["rv"][0]["level"] == RISK_ORDER["disruptive"]  # the plan's fallback rule
+
+
+def test_a_policy_that_differs_between_brokers_makes_a_candidate_per_broker() -> None:
+    """Broker 2 sets log.cleanup.policy=compact for itself: a uniform retention.ms change is rated per broker,
+    each with that broker's policy (the topic's replica there deletes nothing); other keys stay uniform."""
+    dyn = [("c", D, "log.retention.ms", "1000"), ("c", "2", "log.cleanup.policy", "compact"),
+           ("c", D, "num.io.threads", "8"), ("c", D, "segment.bytes", "1000")]
+    a = after(configs=[("c", "brokers", D, "log.retention.ms", "10"), ("c", "brokers", D, "log.segment.bytes", "10")],
+              declared=[("c", "brokers", D)])
+    bs = broker_side([("c", 1), ("c", 2)], dyn, [], a, {"c": 1})
+    got = candidates(bs, declared_overrides([], a), ["c"], {})
+    cands = {x["key"]: x for x in got.by_cluster["c"]}
+    retention = cands["retention.ms"]
+    assert not retention["uniform"] and retention["hb"] == [1, 2]
+    assert [h["ind"] for h in retention["hv"]] == [False, True]
+    assert got.replica_clusters == ["c"] and got.policy_clusters == ["c"]
+    assert cands["segment.bytes"]["uniform"]  # its rating does not depend on the policy
 
 
 def test_mixed_broker_side_lists_the_brokers_where_a_value_changes() -> None:

@@ -4,6 +4,7 @@ reports (golden Markdown), and the minimal --git-base fallback."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -137,12 +138,16 @@ def summary(keys: int = 2) -> dict[str, Any]:
         "missingClusters": [], "topicsCreated": 1, "partitionIncreases": 0,
         "topicChanges": [{"cluster": "prod-1", "topic": "orders", "key": "retention.ms", "before": "604800000",
                           "after": "259200000", "partitions": 12, "risk": "destructive",
-                          "rules": ["retention-lowered"]}],
+                          "rules": ["retention-lowered"], "reasons": [RETENTION_REASON]}],
         "brokerChanges": [{"cluster": "prod-1", "broker": 1, "key": "log.retention.ms", "before": "604800000",
-                           "after": "259200000", "risk": "destructive", "rules": ["retention-lowered"]}],
+                           "after": "259200000", "risk": "destructive", "rules": ["retention-lowered"],
+                           "reasons": [RETENTION_REASON]}],
         "source": {"before": "the inventory fleet (snapshot of 2026-01-01T00:00:00Z)", "after": "manifests",
                    "gitBase": None},
     }
+
+
+RETENTION_REASON = "retention lowered from 7d to 3d: data older than 3d is deleted"
 
 
 def test_markdown_golden() -> None:
@@ -173,6 +178,36 @@ def test_html_is_self_contained() -> None:
 
 
 HOSTILE = "<script>alert('x')</script>&\"q\""
+
+
+def test_reports_show_each_rating_with_its_reasons() -> None:
+    """Every example row shows its reasons next to its risk, escaped in the HTML (autoescape) and in the
+    Markdown (no markup, mention or cell break from a value); a safe row says that no rule fires; the rule table
+    says what each rule means."""
+    s = summary()
+    s["topicChanges"].append({**s["topicChanges"][0], "topic": "audit", "risk": "safe", "rules": [], "reasons": []})
+    s["brokerChanges"][0]["reasons"] = [f"{HOSTILE} | @team [x](y)\nnext"]
+    html = render_html(s)
+    rows = html[html.index("Examples of topic changes"):html.index("Broker config changes")]
+    assert rows.count("<li>" + RETENTION_REASON + "</li>") == 1 and "no risk rule fires" in rows
+    brokers = html[html.index("Broker config changes"):]
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&#34;q&#34; | @team [x](y)" in brokers
+    assert "<script" not in html
+    assert "retention lowered from X to Y: data older than Y is deleted" in html  # the rule's meaning
+    md = render_markdown(s)
+    assert f"| {RETENTION_REASON.replace(':', chr(92) + ':')} |" in md
+    line = next(x for x in md.splitlines() if x.startswith("| `prod-1` | 1 |"))
+    assert not re.search(r"(?<!\\)[<>|@\[]", line.split("🛑 destructive | ")[1].rstrip(" |"))  # all escaped
+    assert "\\<script\\>" in line and "\\|" in line and "\\@team" in line
+    assert line.count(" | ") == 6 - 1 and "next" in line  # one cell each, the line break gone
+
+
+def test_sensitive_rows_keep_no_value_in_their_reasons() -> None:
+    s = summary()
+    s["brokerChanges"][0] |= {"key": "listener.name.x.ssl.key.password", "before": "old-secret",
+                              "after": "new-secret", "reasons": ["changed from old-secret to new-secret"]}
+    out = json.loads(render_json(s))["brokerChanges"][0]
+    assert out["reasons"] == ["changed from (sensitive) to (sensitive)"]
 
 
 def test_html_escapes_hostile_names_everywhere() -> None:
