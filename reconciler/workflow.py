@@ -31,6 +31,7 @@ from reconciler.model import (
     LiveState,
 )
 from reconciler.plan import Plan
+from reconciler.plan import with_diagnostics as plan_with_diagnostics
 from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
@@ -144,7 +145,8 @@ def plan_against(
     warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))
                             | set(rotation_warnings(plan, desired))))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version,
-                   verified_passwords=tuple(sorted(secrets.verified))).with_id()
+                   verified_passwords=tuple(sorted(secrets.verified)))
+    plan = plan_with_diagnostics(plan, diags).with_id()  # its warnings travel with it (the PR comment, `show`)
     return ClusterPlan(plan, desired, tuple(diags))
 
 
@@ -155,7 +157,9 @@ def acl_diagnostics(client: KazooClient, desired: DesiredState) -> list[Diagnost
 
 
 def with_diagnostics(result: ClusterPlan, extra: Sequence[Diagnostic]) -> ClusterPlan:
-    return replace(result, diagnostics=(*result.diagnostics, *extra)) if extra else result
+    if not extra:
+        return result
+    return replace(result, plan=plan_with_diagnostics(result.plan, extra), diagnostics=(*result.diagnostics, *extra))
 
 
 # ZooKeeper refuses a request larger than jute.maxbuffer (1 MiB by default, on servers and clients); a
@@ -216,7 +220,9 @@ def plan_cluster(
     live = read_cluster(desired, root, progress, checks=checks)
     with progress.phase(f"{desired.cluster.name}: plan") as phase:
         result = with_diagnostics(plan_against(desired, live, root, revision), checks)
-        phase.done(summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")
+        errors = sum(d.severity == "error" for d in result.diagnostics)
+        phase.done(f"{errors} error(s), no plan" if errors else
+                   summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")
     return result
 
 

@@ -205,6 +205,9 @@ def print_plans(obj: Context, plans: Sequence[Any], fmt: str, *, err: bool = Fal
 def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> list[ClusterPlan]:
     """Validate, then plan every selected cluster; every problem reported before failing. Secrets the
     manifests reference but this environment lacks are reported together before anything is read."""
+    from dataclasses import replace
+
+    from reconciler.plan import cluster_warnings, with_diagnostics
     from reconciler.secrets.check import missing_secrets
     from reconciler.workflow import load_desired, plan_cluster
 
@@ -222,6 +225,8 @@ def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> lis
     for index, name in enumerate(sorted(states), 1):
         log.info("planning cluster %s", name)
         result = plan_cluster(states[name], obj.repo, revision, progress.numbered(index, len(states)))
+        own = cluster_warnings(warnings, cluster_dir(states[name]), [cluster_dir(s) for s in states.values()])
+        result = replace(result, plan=with_diagnostics(result.plan, own))  # the manifests' warnings too
         problems.extend(result.diagnostics)
         results.append(result)
     if has_errors(problems):
@@ -230,6 +235,12 @@ def plan_all(obj: Context, clusters: Sequence[str], revision: str | None) -> lis
         raise ValidationError(problems)
     emit_diagnostics(problems, "text")
     return results
+
+
+def cluster_dir(state: Any) -> str:
+    """`clusters/c1`: the directory of a desired state's Cluster document."""
+    source = state.cluster.source
+    return source.file.rsplit("/", 1)[0] if source is not None else f"clusters/{state.cluster.name}"
 
 
 def lock_timeout_option(command: click.decorators.FC) -> click.decorators.FC:

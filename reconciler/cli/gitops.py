@@ -147,8 +147,10 @@ def _plan_selected(
 ) -> tuple[list[Plan], dict[str, str], list[Diagnostic], dict[str, list[str]]]:
     """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
     secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
+    from reconciler.cli.context import cluster_dir
     from reconciler.gitops.prmode import plan_pull_request, trusted_base
     from reconciler.manifests.validate import load_and_validate, operator_limits
+    from reconciler.plan import cluster_warnings, with_diagnostics
     from reconciler.workflow import plan_cluster
 
     plans: list[Plan] = []
@@ -160,6 +162,7 @@ def _plan_selected(
     _, states, diags = load_and_validate(repo, selected, operator_limits(pull_request=base is not None))
     if has_errors(diags):
         return plans, failures, diags, notices
+    warnings = list(diags)
     with ExitStack() as stack:
         trusted = stack.enter_context(trusted_base(repo, base, selected)) if base is not None else None
         for name in selected:
@@ -172,7 +175,8 @@ def _plan_selected(
                 failures[name] = exc.message
                 continue
             diags.extend(result.diagnostics)
-            plans.append(result.plan)
+            own = cluster_warnings(warnings, cluster_dir(states[name]), [cluster_dir(s) for s in states.values()])
+            plans.append(with_diagnostics(result.plan, own))  # the manifests' warnings, for the PR comment
     return plans, failures, diags, notices
 
 

@@ -29,6 +29,7 @@ def check_live(desired: DesiredState, live: LiveState, catalog: Catalog | None =
     """Every problem found with live context, sorted by source; errors mean the plan must not be applied."""
     catalog = catalog if catalog is not None else load_catalog()
     diags = [
+        *_no_brokers(desired, live),
         *_unregistered(desired, live),
         *_listeners(desired, live),
         *check_listener_configs(desired, live),
@@ -48,6 +49,21 @@ def static_value(desired: DesiredState, broker: str, key: str) -> tuple[str, Sou
         if isinstance(raw, str):
             return raw, None
     return None
+
+
+def _no_brokers(desired: DesiredState, live: LiveState) -> Iterator[Diagnostic]:
+    """No broker registered under the chroot: a connect string that misses the cluster's chroot, or brokers
+    not started. Config znodes and topics can still be written (brokers read them when they start), but the
+    replicas are assigned over the declared brokers, not the registered ones as `AdminZkClient.createTopic`
+    would, and nothing can be checked against the brokers' current values."""
+    if live.brokers:
+        return
+    connect = desired.cluster.zookeeper.connect
+    where = desired.cluster.zookeeper.source or desired.cluster.source
+    yield Diagnostic("warning", f"no broker is registered in {connect}/brokers/ids: is the connect string the one "
+                     "in the brokers' server.properties (zookeeper.connect, chroot included), and are they running? "
+                     "Config changes are written but no broker reads them until one starts (the demo, "
+                     "scripts/demo.sh, starts three for clusters/local-dev)", where, "connect")
 
 
 def _unregistered(desired: DesiredState, live: LiveState) -> Iterator[Diagnostic]:

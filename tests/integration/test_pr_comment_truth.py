@@ -2,10 +2,6 @@
 names every unmanaged entity (a topic removed from the manifests) and every warning (the "if you meant 7d"
 hint) in its opening section, `show` of the plan file renders the same comment, and a refused partition
 decrease is an error without a "no changes" line before it.
-
-The tests marked `WIRING` need the plan's warnings attached where plans are made (reconciler/workflow.py,
-cli/context.plan_all, cli/gitops._plan_selected: the patch in the issue's closing note); they are strict
-xfails, so they fail the day the wiring lands until the marker is removed.
 """
 
 from __future__ import annotations
@@ -17,7 +13,6 @@ from kazoo.client import KazooClient
 
 from tests.integration.test_cli_plan_apply import cli, make_repo
 
-WIRING = pytest.mark.xfail(strict=True, reason="plan-time and validation warnings are not yet attached to plans")
 SECOND_TOPIC = "    legacy: {partitions: 1, replicationFactor: 1}\n"
 
 
@@ -60,7 +55,6 @@ def test_show_renders_the_comment_plan_printed(
     assert capsys.readouterr().out == printed
 
 
-@WIRING
 def test_the_seconds_hint_is_in_the_comment_not_only_on_stderr(
     tmp_path: Path, zk_connect: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -72,7 +66,6 @@ def test_the_seconds_hint_is_in_the_comment_not_only_on_stderr(
     assert "`clusters/c1/topics.yaml:6`" in out
 
 
-@WIRING
 def test_a_partition_decrease_is_an_error_without_a_no_changes_line(
     tmp_path: Path, zk_connect: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
