@@ -38,8 +38,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 NEW = [f"n-{i:04d}" for i in range(400)]  # created by the apply
 OLD = [f"e-{i:04d}" for i in range(400)]  # their config changed by the apply
+MANY = [f"n-{i:05d}" for i in range(4000)]  # for a signal at an arbitrary moment: an apply of a few seconds
 BEFORE, AFTER = {"retention.ms": "1000"}, {"retention.ms": "2000"}
-ENV = {"RECONCILER_MAX_BATCH_BYTES": "2048"}  # ~8 topics or ~12 config changes a batch: ~80 batches
+# RECONCILER_MAX_BATCH_BYTES 2048: ~6 topics or ~12 config changes a batch, ~117 batches
 COUNTS = re.compile(
     r"^  (?P<what>committed|not committed|unknown) \((?:batch(?:es)? (?P<start>\d+)(?:-(?P<end>\d+))? of \d+"
     r"|no batch of \d+)[^)]*\): (?P<topics>[\d,]+) topics[^,]*, (?P<partitions>[\d,]+) partitions[^,]*, "
@@ -53,13 +54,16 @@ COUNTS = re.compile(
 class Repo:
     root: Path
     audit_log: Path
+    new: list[str]
+    batch_bytes: int = 2048
 
     def env(self) -> dict[str, str]:
-        return {**ENV, "RECONCILER_AUDIT_LOG": str(self.audit_log)}
+        return {"RECONCILER_MAX_BATCH_BYTES": str(self.batch_bytes), "RECONCILER_AUDIT_LOG": str(self.audit_log)}
 
 
 @pytest.fixture
-def repo(zk_client: KazooClient, zk_connect: str, tmp_path: Path) -> Iterator[Repo]:
+def repo(zk_client: KazooClient, zk_connect: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Repo]:
+    new: list[str] = getattr(request, "param", NEW)
     for broker in (1, 2, 3):
         zk_client.create(f"/brokers/ids/{broker}", json.dumps({
             "version": 5, "host": f"b{broker}", "port": 9092, "endpoints": [f"PLAINTEXT://b{broker}:9092"],
@@ -74,9 +78,9 @@ def repo(zk_client: KazooClient, zk_connect: str, tmp_path: Path) -> Iterator[Re
         f"  zookeeper: {{connect: \"{zk_connect}\"}}\n  brokers: [1, 2, 3]\n", encoding="utf-8")
     lines = ["apiVersion: reconciler/v1", "kind: Topics", "meta: {}", "spec:",
              "  defaults: {partitions: 1, replicationFactor: 1}", "  topics:"]
-    lines += [f"    {name}: {{config: {{retention.ms: {AFTER['retention.ms']}}}}}" for name in NEW + OLD]
+    lines += [f"    {name}: {{config: {{retention.ms: {AFTER['retention.ms']}}}}}" for name in new + OLD]
     (directory / "topics.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    yield Repo(tmp_path, tmp_path / "audit.jsonl")
+    yield Repo(tmp_path, tmp_path / "audit.jsonl", new, 2048 if new is NEW else 1024)
 
 
 @dataclass(frozen=True)
@@ -109,9 +113,9 @@ def reported(run: Run) -> dict[str, Counts]:
     return found
 
 
-def in_zookeeper(client: KazooClient) -> tuple[set[str], set[str], list[str]]:
-    """The NEW topics that exist, the OLD topics whose config changed, and every notification's entity."""
-    created = set(client.get_children("/brokers/topics")) & set(NEW)
+def in_zookeeper(client: KazooClient, repo: Repo) -> tuple[set[str], set[str], list[str]]:
+    """The new topics that exist, the OLD topics whose config changed, and every notification's entity."""
+    created = set(client.get_children("/brokers/topics")) & set(repo.new)
     configs = topic_configs(client, OLD)
     assert set(configs.values()) <= {config_bytes(BEFORE), config_bytes(AFTER)}, "a partial entity znode"
     changed = {name for name, data in configs.items() if data == config_bytes(AFTER)}
@@ -134,7 +138,7 @@ def check_report(run: Run, client: KazooClient, repo: Repo, in_flight: bool = Fa
     assert run.stdout == "", run
     counts = reported(run)
     committed, missing = counts["committed"], counts["not committed"]
-    created, changed, notified = in_zookeeper(client)
+    created, changed, notified = in_zookeeper(client, repo)
     assert len(notified) == len(set(notified)), "a duplicated notification"
     assert set(notified) == {f"topics/{n}" for n in changed}, "an entity without its notification"
     unknown = counts.get("unknown")
@@ -150,7 +154,7 @@ def check_report(run: Run, client: KazooClient, repo: Repo, in_flight: bool = Fa
         assert len(notified) == committed.notifications == committed.entities
     assert committed.partitions == missing.partitions == 0
     total = committed.topics + missing.topics + (unknown.topics if unknown else 0)
-    assert total == len(NEW)
+    assert total == len(repo.new)
     assert committed.entities + missing.entities + (unknown.entities if unknown else 0) == len(OLD)
     # the first units named: committed ones are in ZooKeeper, the first one not committed is really absent
     for label in committed.first:
@@ -158,7 +162,7 @@ def check_report(run: Run, client: KazooClient, repo: Repo, in_flight: bool = Fa
         assert name in created or name in changed, label
     first_missing = missing.first[0].removeprefix("topics/")
     assert first_missing not in created and first_missing not in changed, missing
-    if first_missing in NEW:
+    if first_missing in repo.new:
         assert client.exists(f"/brokers/topics/{first_missing}") is None
         assert client.exists(f"/config/topics/{first_missing}") is None
     else:
@@ -188,8 +192,8 @@ def converges(repo: Repo, client: KazooClient, left_topics: int, left_changes: i
     assert f"Plan: 0 to add, {summary}." in plan.stdout, plan
     applied = cli(repo.root, "apply", "c1", "--auto-approve", timeout=120, env=repo.env())
     assert applied.code == 0, applied
-    created, changed, notified = in_zookeeper(client)
-    assert created == set(NEW) and changed == set(OLD)
+    created, changed, notified = in_zookeeper(client, repo)
+    assert created == set(repo.new) and changed == set(OLD)
     assert sorted(notified) == sorted(f"topics/{n}" for n in OLD)  # one notification per changed entity
     again = cli(repo.root, "plan", "c1", "--detailed-exitcode", timeout=120)
     assert again.code == 0, again
@@ -218,7 +222,7 @@ def test_sigint_mid_apply_reports_and_audits_what_zookeeper_holds(
     assert f"stopped between batches {batch} and {batch + 1} of " in run.stderr, run
     committed = counts["committed"]
     assert (committed.entities > 0) == (batch == 90) and committed.topics > 0
-    converges(repo, zk_client, len(NEW) - committed.topics, len(OLD) - committed.entities)
+    converges(repo, zk_client, len(repo.new) - committed.topics, len(OLD) - committed.entities)
 
 
 def test_a_second_signal_ends_at_once_and_says_which_batch_is_unknown(
@@ -232,21 +236,23 @@ def test_a_second_signal_ends_at_once_and_says_which_batch_is_unknown(
     counts = check_report(run, zk_client, repo, in_flight=True)
     assert counts["committed"].batches == 4, run
     assert "apply ended by a second signal while batch 5 of " in run.stderr, run
-    created, changed, _ = in_zookeeper(zk_client)
-    converges(repo, zk_client, len(NEW) - len(created), len(OLD) - len(changed))
+    created, changed, _ = in_zookeeper(zk_client, repo)
+    converges(repo, zk_client, len(repo.new) - len(created), len(OLD) - len(changed))
 
 
+@pytest.mark.parametrize("repo", [MANY], indirect=True)
 def test_sigterm_at_any_moment_of_the_writes(repo: Repo, zk_client: KazooClient) -> None:
-    """No pause point: the signal comes whenever the writes have begun (as an operator's Ctrl-C would)."""
+    """No pause point: the signal comes whenever the writes have begun (as an operator's Ctrl-C would); 4,000
+    topics in batches of ~3 keep the apply writing for seconds."""
     proc = Proc(repo.root, ["apply", "c1", "--auto-approve"], env=repo.env())
 
     def writing() -> bool:
         stat = zk_client.exists("/brokers/topics")
-        return stat is not None and stat.numChildren > len(OLD)
+        return stat is not None and stat.numChildren > len(OLD) + len(repo.new) // 4  # a quarter written
 
     assert wait_until(writing, 120, interval=0.005), proc.finish(1)
     proc.proc.send_signal(signal.SIGTERM)
     run = proc.finish(120)
     counts = check_report(run, zk_client, repo)
     committed = counts["committed"]
-    converges(repo, zk_client, len(NEW) - committed.topics, len(OLD) - committed.entities)
+    converges(repo, zk_client, len(repo.new) - committed.topics, len(OLD) - committed.entities)
