@@ -23,6 +23,7 @@ from reconciler.errors import (
 if TYPE_CHECKING:
     from reconciler.model import ClusterSettings
     from reconciler.plan import Plan
+    from reconciler.secrets.check import NamedSecrets
 
 
 @click.command()
@@ -93,7 +94,7 @@ def apply(
     lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
-    from reconciler.apply import apply_cluster_plan, default_audit_log, guard, load_apply_settings, named_for
+    from reconciler.apply import default_audit_log, guard, load_apply_settings, named_for
     from reconciler.render.text import apply_summary
     from reconciler.secrets.check import plan_secret_problems
 
@@ -130,6 +131,22 @@ def apply(
             click.echo("apply cancelled", err=True)
             raise SystemExit(ExitCode.ERROR)
     log_path = audit_log or default_audit_log()
+    _write_all(obj, pending, states, log_path, named, allow_destructive=allow_destructive,
+               allow_secret_rotation=allow_secret_rotation, lock_timeout=lock_timeout)
+    click.echo(apply_summary(pending), err=True)
+    if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
+        raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
+                               "(exit 1: nothing proves the brokers took the changes)")
+    if verify:
+        verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
+
+
+def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, ClusterSettings], log_path: Path,
+               named: Mapping[str, NamedSecrets], *, allow_destructive: bool, allow_secret_rotation: bool,
+               lock_timeout: float | None) -> None:
+    """Each plan applied in turn; a signal stops between batches, and the report says what was committed."""
+    from reconciler.apply import apply_cluster_plan
+
     progress = obj.progress()
     for index, p in enumerate(pending, 1):
         if CANCELLED.is_set():  # a signal while the previous cluster's last batch was being committed
@@ -146,12 +163,6 @@ def apply(
                            f"in {result.batches} batch(es)")
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted_apply(exc, p.cluster, pending[: index - 1], pending[index:]) from None
-    click.echo(apply_summary(pending), err=True)
-    if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
-        raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
-                               "(run `reconciler apply --verify` again: an empty plan has nothing to verify)")
-    if verify:
-        verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
 
 
 def _interrupted_apply(exc: BaseException | None, cluster: str, applied: Sequence[Plan],

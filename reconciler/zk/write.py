@@ -179,30 +179,48 @@ def _apply(
         except BaseException as exc:
             record_failure(client, root, audit, plan, done, exc, acls, audit_log)
             raise
-        in_flight: list[Group] | None = None
         # the first SIGINT/SIGTERM now only asks to stop (`stop`): a batch's reply is always awaited, so what is
         # reported and audited is what ZooKeeper holds; a second signal ends the wait (KeyboardInterrupt)
         with interrupts_deferred():
             try:
-                for number, batch in enumerate(batches, 1):
-                    if stop is not None and stop():
-                        raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, None)
-                    in_flight = batch
-                    txn.commit(client, [*prefix, *(op for g in batch for op in g.ops)], number, len(batches))
-                    done.add(batch)
-                    in_flight = None
-                    if progress is not None:
-                        progress(sum(len(b) for b in batches[:number]), len(groups))
-            except ApplyInterrupted:
-                raise
-            except KeyboardInterrupt as exc:  # a second signal while a batch was on its way
-                raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, in_flight,
-                                   exc) from None
+                _commit_batches(client, prefix, batches, done, stop, progress, len(groups))
+            except _Stopped as stopped:
+                raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, stopped.in_flight,
+                                   stopped.signal) from None
             except BaseException as exc:
                 record_failure(client, root, audit, plan, done, exc, acls, audit_log)
                 raise
             record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints)
             return write_audit(client, root, record, acls, audit_log)
+
+
+class _Stopped(Exception):
+    """The batches stopped on a signal: between two (`in_flight` None), or during one (a second signal)."""
+
+    def __init__(self, in_flight: Sequence[Group] | None, signal: BaseException | None) -> None:
+        super().__init__("stopped")
+        self.in_flight, self.signal = in_flight, signal
+
+
+def _commit_batches(
+    client: KazooClient, prefix: Sequence[Op], batches: Sequence[Sequence[Group]], done: Written,
+    stop: Callable[[], bool] | None, progress: Callable[[int, int], None] | None, units: int,
+) -> None:
+    """Commit the batches in order, counting each into `done` once its reply says it committed; `stop()` is
+    asked before each."""
+    in_flight: Sequence[Group] | None = None
+    try:
+        for number, batch in enumerate(batches, 1):
+            if stop is not None and stop():
+                raise _Stopped(None, None)
+            in_flight = batch
+            txn.commit(client, [*prefix, *(op for g in batch for op in g.ops)], number, len(batches))
+            done.add(batch)
+            in_flight = None
+            if progress is not None:
+                progress(sum(len(b) for b in batches[:number]), units)
+    except KeyboardInterrupt as exc:  # a second signal while a batch was on its way
+        raise _Stopped(in_flight, exc) from None
 
 
 SIGNAL_AUDIT_TIMEOUT_S = 5.0  # after a signal that ends the apply at once, the audit entry's wait for ZooKeeper
