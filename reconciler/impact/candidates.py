@@ -23,7 +23,7 @@ A rating also depends on the topic's effective cleanup.policy after the change, 
 for both cases, a policy with `delete` (`mask`, `level`, `why`) and one without (`nmask`, `nlevel`, `nwhy`), and
 each topic row picks by its own policy: its cleanup.policy override (the job reads it, `pol`), else the broker
 side's after value on that broker (`ind`: true when it lacks `delete`). A declared topic's policy after apply is
-known here (`fixed`: its `ind` holds, whatever the live override). When brokers of a cluster disagree on the
+known here (`fixed`: its ratings or its `ind` hold, whatever its live override). When brokers of a cluster disagree on the
 inherited policy and the rating depends on it, the candidate is made per broker, as for values that differ.
 `why` indexes `Candidates.reasons`: the plan's reasons of that rating (`risk.assess`), shipped to Spark as an id.
 """
@@ -158,10 +158,12 @@ def _first(*values: str | None) -> str | None:
 @dataclass(frozen=True)
 class _Policy:
     """What decides a candidate's cleanup-policy case: per broker, whether the inherited policy after the change
-    lacks `delete`; `fixed`: a declared topic's own override after apply (None: it inherits, or undeclared)."""
+    lacks `delete`; `fixed`: a declared topic's own override after apply (None: it inherits, or undeclared);
+    `declared`: the topic's policy after apply is known here (its live override, which Spark reads, is not it)."""
 
     inherited: Mapping[int, bool]  # brokers where some layer sets it (else Kafka's default, with `delete`)
     fixed: bool | None = None
+    declared: bool = False
 
     def of(self, broker: int) -> bool:
         return self.fixed if self.fixed is not None else self.inherited.get(broker, False)
@@ -181,7 +183,7 @@ def _cand(rater: Rater, key: str, src: str, uniform_values: tuple[str | None, st
     differs between brokers), else per broker (only brokers where it changes)."""
     is_list = key in K.list_keys()
     cand: Cand = {"key": key, "idx": idx, "src": src, "uniform": True, "changed": False, "own": False,
-                  "fixed": policy.fixed is not None, "ind": policy.shared(), "vb": None, "va": None, "rrf": [],
+                  "fixed": policy.declared, "ind": policy.shared(), "vb": None, "va": None, "rrf": [],
                   "rv": [], "hb": [], "hv": []}
     if uniform_values is not None:
         vb, va = uniform_values
@@ -275,7 +277,7 @@ def _declared(rater: Rater, bs: BrokerSide, decl: DeclaredOverrides, covered: Ma
     for (c, t), keys in own.items():
         cands = []
         override = after[(c, t)].get(POLICY_KEY)
-        policy = _Policy(inherited.get(c, {}), None if override is None else no_delete(override))
+        policy = _Policy(inherited.get(c, {}), None if override is None else no_delete(override), declared=True)
         for k in sorted(set(covered.get(c, [])) | keys):
             if k not in defaults:
                 continue  # not a topic config Kafka knows: no effective value to change

@@ -14,6 +14,8 @@ manifests (`after_rows`). Worked out by hand:
                 destructive (and cleanup.policy changed: destructive)
   to-compact    live delete, declared compact; retention.ms 1d -> 1h: safe (cleanup.policy changed: destructive)
   dropped       declared without its live retention.ms=30d: falls back to the new 1h (a `-`): destructive
+  uncompacted   live compact with retention.ms=1d, declared with retention.ms=1h only: its policy after apply is
+                Kafka's delete, whatever the live override says: destructive (cleanup.policy removed: destructive)
 
 A topic change the plan lists itself (the topic's own override) must carry the plan's risk and reasons exactly.
 A change the topic only inherits (the broker side) is in the plan as the broker change; the topic's rating is what
@@ -56,6 +58,7 @@ LIVE_TOPICS: dict[str, dict[str, str]] = {  # topic -> live overrides
     "to-delete": {"cleanup.policy": "compact", "retention.ms": D1},
     "to-compact": {"cleanup.policy": "delete", "retention.ms": D1},
     "dropped": {"retention.ms": D30},
+    "uncompacted": {"cleanup.policy": "compact", "retention.ms": D1},
 }
 DECLARED: dict[str, dict[str, str]] = {  # topic -> declared config
     "compacted": {"cleanup.policy": "compact", "retention.ms": H1, "retention.bytes": GIB},
@@ -63,6 +66,7 @@ DECLARED: dict[str, dict[str, str]] = {  # topic -> declared config
     "to-delete": {"cleanup.policy": "delete", "retention.ms": H1},
     "to-compact": {"cleanup.policy": "compact", "retention.ms": H1},
     "dropped": {},
+    "uncompacted": {"retention.ms": H1},
 }
 # (topic, key) -> the topic's cleanup.policy after the change, for the changes it only inherits
 INHERITED = {("events", "retention.ms"): "delete", ("state", "retention.ms"): "compact",
@@ -175,6 +179,7 @@ def test_every_topic_rating_is_the_plans(assessed: dict[str, Any]) -> None:
         ("to-delete", "retention.ms"): "destructive", ("to-delete", "cleanup.policy"): "destructive",
         ("to-compact", "retention.ms"): "safe", ("to-compact", "cleanup.policy"): "destructive",
         ("dropped", "retention.ms"): "destructive",
+        ("uncompacted", "retention.ms"): "destructive", ("uncompacted", "cleanup.policy"): "destructive",
     }
     assert all(r[1] for (t, k), r in ((x[1:], y) for x, y in rated.items()) if risks[(t, k)] != "safe")
     assert "key removed" in " ".join(rated[("policies", "dropped", "retention.ms")][1])  # the plan's `-` wording
@@ -209,15 +214,16 @@ def test_a_per_broker_policy_rates_each_replica(assessed: dict[str, Any]) -> Non
 
 def test_counts_follow_the_ratings(assessed: dict[str, Any]) -> None:
     """Safe topics are counted as safe; the per-rule broker counts match the per-key ones: cleanup.policy changes
-    on the replica hosts of to-delete and to-compact (brokers 1-3), as its rule does."""
+    on the replica hosts of to-delete, to-compact and uncompacted (brokers 1-3), as its rule does."""
     s = assessed["summary"]
-    # destructive: events, both, deleted, to-delete, to-compact (cleanup.policy), dropped, m; safe: state,
-    # compacted
-    assert s["topicsByRisk"] == {"destructive": 7, "disruptive": 0, "safe": 2}
+    # destructive: events, both, deleted, to-delete, to-compact (cleanup.policy), dropped, uncompacted, m;
+    # safe: state, compacted
+    assert s["topicsByRisk"] == {"destructive": 8, "disruptive": 0, "safe": 2}
     by_rule = {r["rule"]: r for r in s["byRule"]}
     by_key = {r["key"]: r for r in s["byKey"]}
     assert by_key["cleanup.policy"]["brokers"] == by_rule["cleanup-policy-changed"]["brokers"] == 3
-    assert by_rule["retention-lowered"]["topics"] == 6  # events, both, deleted, to-delete, dropped, m
+    # events, both, deleted, to-delete, dropped, uncompacted, m
+    assert by_rule["retention-lowered"]["topics"] == 7
     assert by_rule["retention-bytes-lowered"]["topics"] == 1  # deleted only; compacted's deletes nothing
 
 
