@@ -193,14 +193,19 @@ def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture
-def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
+def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.FixtureRequest,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     """The session's brokers, with their logs scanned after the test: a dynamic config a broker dropped or
-    refused fails the test, unless it is marked `broker_rejects` (the test provokes that on purpose)."""
+    refused fails the test, unless it is marked `broker_rejects` (the test provokes that on purpose). Every
+    dynamic broker config is removed afterwards, so tests do not see each other's."""
     zk_server.restart()
     for broker in kafka_cluster.brokers:  # a test that stopped a broker and failed before restarting it
         kafka_cluster.start_broker(broker)
     kafka_cluster.mark_logs()
     yield kafka_cluster
+    dropped = kafka_cluster.dropped_configs()
+    from tests.integration.brokerrepo import reset_dynamic_configs
+
+    reset_dynamic_configs(kafka_cluster, tmp_path_factory.mktemp("reset"))
     if request.node.get_closest_marker("broker_rejects") is None:
-        dropped = kafka_cluster.dropped_configs()
         assert not dropped, f"brokers dropped or refused dynamic configs: {dropped}"

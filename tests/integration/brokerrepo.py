@@ -84,3 +84,13 @@ def topic_config(kafka: KafkaCluster, topic: str, key: str) -> dict[str, Any] | 
 
 def dumps(value: Any) -> str:
     return json.dumps(value, default=str, sort_keys=True)
+
+
+def reset_dynamic_configs(kafka: KafkaCluster, tmp: Path) -> None:
+    """Every broker's dynamic configs (`<default>` and per-broker) removed through our own apply, so the next
+    test on the shared brokers starts from their server.properties alone."""
+    empty = "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {{broker: {b}}}\nspec: {{config: {{}}}}\n"
+    docs = {f"broker-{b}.yaml": empty.format(b=b) for b in ("default", *map(str, kafka.brokers))}
+    root = make_repo(tmp / "reset-repo", kafka, docs, name="reset")
+    code = cli(root, "apply", "reset", "--auto-approve", "--allow-destructive", "--audit-log", str(tmp / "reset.jsonl"))
+    assert code == 0, "could not reset the brokers' dynamic configs"

@@ -52,8 +52,9 @@ meta: {}
 spec:
   users:
     q-bob: {producer_byte_rate: 1048576}
-    q-bob/clients/q-app: {consumer_byte_rate: 524288}
-    <default>: {request_percentage: 200}
+    default: {request_percentage: 200}
+  userClients:
+    q-bob: {q-app: {consumer_byte_rate: 524288}}
   clients:
     q-batch: {producer_byte_rate: 262144}
   ips:
@@ -89,8 +90,10 @@ def test_encoder_secret_rotation_across_a_restart(kafka: KafkaCluster, tmp_path:
     """A password written with the brokers' secret S; brokers restarted with a new secret N and S as the old
     one re-encode it themselves (DynamicBrokerConfig.maybeReEncodePasswords); the manifests then name N and S:
     plan has nothing to do, a new password is encoded with N and taken, and a restart without S keeps both."""
-    key = "listener.name.plaintext.plain.sasl.jaas.config"
-    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="r" password="{}";'
+    # an SSL store password of the PLAINTEXT listener: a password Kafka encodes, reconfigurable on an existing
+    # listener (a JAAS config is not: DynamicListenerConfig refuses later updates of such a listener)
+    key = "listener.name.plaintext.ssl.key.password"
+    jaas = "key-password-{}"
     old = kafka.secret
     root = make_repo(tmp_path / "repo", kafka, {
         "broker-1.yaml": BROKER.format(broker=1, config=f"    {key}: {{secret: {{file: jaas1.txt}}}}")})

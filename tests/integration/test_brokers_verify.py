@@ -166,11 +166,10 @@ def test_a_value_the_broker_refuses_is_not_taken(kafka: KafkaCluster, tmp_path: 
 def test_a_password_encoded_with_another_secret_is_not_taken(kafka: KafkaCluster, tmp_path: Path) -> None:
     """The manifests' passwordEncoder.secret is not the brokers' password.encoder.secret: the write succeeds,
     every broker drops the password ("could not be decoded, ignoring"), and verification says so."""
-    key = "listener.name.plaintext.plain.sasl.jaas.config"
+    key = "listener.name.plaintext.ssl.key.password"  # a password, reconfigurable on an existing listener
     docs = {"broker-2.yaml": PER_BROKER.format(broker=2, config=f"    {key}: {{secret: {{file: jaas.txt}}}}")}
     root = make_repo(tmp_path / "repo", kafka, docs, secret="not-the-brokers-secret")
-    (root / "clusters" / "c1" / "jaas.txt").write_text(
-        'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";')
+    (root / "clusters" / "c1" / "jaas.txt").write_text("key-password-b")
     path, plan = plan_file(root, tmp_path)
     assert apply_file(root, path, tmp_path) == 0
     try:
@@ -183,8 +182,7 @@ def test_a_password_encoded_with_another_secret_is_not_taken(kafka: KafkaCluster
 
         # with the brokers' own secret the same password is taken, present as dynamic and sensitive
         make_repo(root, kafka, docs)
-        (root / "clusters" / "c1" / "jaas.txt").write_text(
-            'org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="c";')
+        (root / "clusters" / "c1" / "jaas.txt").write_text("key-password-c")
         path, plan = plan_file(root, tmp_path)
         assert apply_file(root, path, tmp_path) == 0
         report = verify(root, plan)

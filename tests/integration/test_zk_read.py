@@ -12,6 +12,7 @@ from reconciler.errors import LiveStateError
 from reconciler.model import BrokerRegistration, EntityRef, LiveState, Secret, ZooKeeperSpec
 from reconciler.zk import layout
 from reconciler.zk import read as read_module
+from reconciler.zk.allowlist import NotAllowedError
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ZooKeeperError, close, connect, digest_acl, kazoo_acls
 from tests.conftest import free_port
@@ -310,7 +311,7 @@ def test_connect_failure_names_the_connect_string_not_the_credentials() -> None:
         connect(spec, Secret("admin:s3cret-pw"), connect_timeout_s=1.0)
     assert time.monotonic() - started < 10
     assert spec.connect in str(err.value) and "s3cret" not in str(err.value)
-    with pytest.raises(ZooKeeperError, match="connect string"):
+    with pytest.raises(NotAllowedError, match="connect string"):  # refused before any socket (issue 28)
         connect(ZooKeeperSpec("127.0.0.1:notaport"))
 
 
