@@ -23,8 +23,9 @@ A rating also depends on the topic's effective cleanup.policy after the change, 
 for both cases, a policy with `delete` (`mask`, `level`, `why`) and one without (`nmask`, `nlevel`, `nwhy`), and
 each topic row picks by its own policy: its cleanup.policy override (the job reads it, `pol`), else the broker
 side's after value on that broker (`ind`: true when it lacks `delete`). A declared topic's policy after apply is
-known here (`fixed`: its ratings or its `ind` hold, whatever its live override). When brokers of a cluster disagree on the
-inherited policy and the rating depends on it, the candidate is made per broker, as for values that differ.
+known here (`fixed`: its ratings or its `ind` hold, whatever its live override). When brokers of a cluster
+disagree on the inherited policy and the rating depends on it, the candidate is made per broker, as for values
+that differ.
 `why` indexes `Candidates.reasons`: the plan's reasons of that rating (`risk.assess`), shipped to Spark as an id.
 """
 
