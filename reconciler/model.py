@@ -243,6 +243,7 @@ class Policy:
     ignore_keys: tuple[str, ...] = ()
     max_deletes: int = 20
     allow_destructive: bool = False
+    delete_topics: tuple[str, ...] = ()  # names or shell patterns of undeclared live topics apply may delete
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +369,8 @@ class LiveState:
     # password key -> {"ref", "stored"} fingerprints the newest applies recorded (secrets/fingerprint.py);
     # read only when a plan may need them (passwords to compare, see zk/audit.py)
     applied_passwords: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # /admin/delete_topics children: topics marked for deletion that the controller has not finished deleting
+    topics_being_deleted: frozenset[str] = frozenset()
 
 
 ChangeOp = Literal["+", "~", "-"]

@@ -105,16 +105,40 @@ class PartitionIncrease:
 
 
 @dataclass(frozen=True, slots=True)
+class TopicDelete:
+    """A live topic to delete, because the cluster's `policy.deleteTopics` names it (never by default): as
+    Kafka's `AdminZkClient.deleteTopic`, a `/admin/delete_topics/<name>` znode the controller acts on, guarded
+    by the version of `/brokers/topics/<name>` read at plan time. Always destructive."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    base_version: int
+    matched: str  # the policy.deleteTopics entry that names it (a name or a pattern)
+
+    @property
+    def risk(self) -> Risk:
+        return "destructive"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return (f"topic deleted ({self.partitions} partitions × {self.replication_factor} replicas): every record "
+                f"it holds is lost; policy.deleteTopics entry {self.matched!r}",)
+
+
+@dataclass(frozen=True, slots=True)
 class PlanCounts:
     add: int
     change: int
     remove: int
     topics_created: int
     partitions_added: int
+    topics_deleted: int = 0
 
     @property
     def total(self) -> int:
-        return self.add + self.change + self.remove + self.topics_created + self.partitions_added
+        return (self.add + self.change + self.remove + self.topics_created + self.partitions_added
+                + self.topics_deleted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +147,7 @@ class Plan:
     entities: tuple[EntityPlan, ...] = ()
     topics_to_create: tuple[TopicCreate, ...] = ()
     partition_increases: tuple[PartitionIncrease, ...] = ()
+    topics_to_delete: tuple[TopicDelete, ...] = ()  # written to JSON only when present (older ids unchanged)
     unmanaged: tuple[str, ...] = ()  # entity display names present live but declared by no manifest
     ignored: int = 0  # live keys left alone because of policy.ignoreKeys / replication throttles
     warnings: tuple[str, ...] = ()
@@ -143,7 +168,7 @@ class Plan:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.entities or self.topics_to_create or self.partition_increases)
+        return not (self.entities or self.topics_to_create or self.partition_increases or self.topics_to_delete)
 
     @property
     def counts(self) -> PlanCounts:
@@ -154,11 +179,13 @@ class Plan:
             remove=ops.count("-"),
             topics_created=len(self.topics_to_create),
             partitions_added=sum(p.target - p.current for p in self.partition_increases),
+            topics_deleted=len(self.topics_to_delete),
         )
 
     @property
     def max_risk(self) -> Risk:
-        risks = [e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
+        risks = ([e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
+                 + [t.risk for t in self.topics_to_delete])
         return max(risks, key=RISK_ORDER.__getitem__, default="safe")
 
     def with_id(self) -> Plan:
@@ -307,6 +334,10 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
             }
             for p in plan.partition_increases
         ],
+        **({"topicsToDelete": [
+            {"name": t.name, "partitions": t.partitions, "replicationFactor": t.replication_factor,
+             "baseVersion": t.base_version, "matched": t.matched}
+            for t in plan.topics_to_delete]} if plan.topics_to_delete else {}),
         "unmanaged": list(plan.unmanaged),
         "ignored": plan.ignored,
         "warnings": list(plan.warnings),
@@ -359,6 +390,11 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
                 source=_source_from_json(p.get("source")),
             )
             for p in raw.get("partitionIncreases", ())
+        ),
+        topics_to_delete=tuple(
+            TopicDelete(name=t["name"], partitions=int(t["partitions"]), replication_factor=int(t["replicationFactor"]),
+                        base_version=int(t["baseVersion"]), matched=str(t["matched"]))
+            for t in raw.get("topicsToDelete", ())
         ),
         unmanaged=tuple(raw.get("unmanaged", ())),
         ignored=int(raw.get("ignored", 0)),

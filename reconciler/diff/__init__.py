@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.diff.config import Comparer, ConfigDiffer, SecretState
-from reconciler.diff.topics import plan_topics
+from reconciler.diff.topics import plan_deletions, plan_topics
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
 from reconciler.plan import EntityPlan, Plan
@@ -61,7 +61,10 @@ def build_plan(
         Comparer(catalog, desired.cluster.kafka_version), frozenset(policy.ignore_keys), secret_states
     )
     topics = plan_topics(desired, live, catalog)
+    deletions, deletion_problems = plan_deletions(desired, live)
     targets, unmanaged = _targets(desired, live, differ)
+    for gone in deletions:  # deleted, so no longer "left untouched"
+        unmanaged.discard(f"topics/{gone.name}")
 
     plans, ignored = _entity_plans(targets, live, differ)
     plans.sort(key=lambda p: entity_sort_key(p.ref))
@@ -70,6 +73,7 @@ def build_plan(
         entities=tuple(plans),
         topics_to_create=tuple(topics.creates),
         partition_increases=tuple(topics.increases),
+        topics_to_delete=tuple(deletions),
         unmanaged=tuple(sorted(unmanaged)),
         ignored=ignored,
         warnings=tuple(sorted(set(differ.warnings))),
@@ -77,7 +81,7 @@ def build_plan(
         created_at=created_at,
         kafka_version=desired.cluster.kafka_version,
     )
-    return plan.with_id() if with_id else plan, [*topics.diagnostics, *differ.diagnostics]
+    return plan.with_id() if with_id else plan, [*topics.diagnostics, *deletion_problems, *differ.diagnostics]
 
 
 def _entity_plans(

@@ -8,6 +8,7 @@ config write. Pure: standard library and the core only.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from reconciler.assignment import AssignmentError, assign_new_partitions, assign
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredTopic, LiveState, LiveTopic, SecretRef
-from reconciler.plan import PartitionIncrease, TopicCreate
+from reconciler.plan import PartitionIncrease, TopicCreate, TopicDelete
 
 
 @dataclass(slots=True)
@@ -144,3 +145,36 @@ def _resize(
         )
         return
     out.increases.append(PartitionIncrease(name, current, target, existing.version, added, topic.source))
+
+
+def plan_deletions(desired: DesiredState, live: LiveState) -> tuple[list[TopicDelete], list[Diagnostic]]:
+    """Undeclared live topics that the cluster's `policy.deleteTopics` names (an exact name, or a shell pattern
+    matched with `fnmatchcase`), never by default. Internal topics (`__consumer_offsets`, `__transaction_state`
+    and every `__` name, as Kafka's `Topic.isInternal` and its reserved prefix) are never deleted: named
+    exactly, an error; matched by a pattern, a warning."""
+    entries = desired.cluster.policy.delete_topics
+    if not entries:
+        return [], []
+    where = desired.cluster.source
+    out: list[TopicDelete] = []
+    diagnostics: list[Diagnostic] = []
+    for entry in entries:
+        if entry.startswith("__") and not any(ch in entry for ch in "*?["):
+            diagnostics.append(Diagnostic("error", f"policy.deleteTopics names the internal topic {entry}: Kafka's "
+                                          "internal topics are never deleted", where, "deleteTopics"))
+    for name, topic in sorted(live.topics.items()):
+        if name in desired.topics or name in live.topics_being_deleted:
+            continue  # declared, or already marked for deletion (the controller is deleting it)
+        matched = next((e for e in entries if e == name or fnmatch.fnmatchcase(name, e)), None)
+        if matched is None:
+            continue
+        if name.startswith("__"):
+            if matched != name:
+                diagnostics.append(Diagnostic("warning", f"policy.deleteTopics pattern {matched!r} matches the "
+                                              f"internal topic {name}: never deleted", where, "deleteTopics"))
+            continue
+        if topic.version is None:
+            continue  # no version to guard the deletion with (a topic read without its znode's stat)
+        rf = max((len(r) for r in topic.assignment.values()), default=0)
+        out.append(TopicDelete(name, topic.partitions, rf, topic.version, matched))
+    return out, diagnostics

@@ -93,6 +93,7 @@ def _policy(fleet: FleetLayer, own: Mapping[str, Any]) -> Policy:
         ignore_keys=tuple(sorted(merged.get("ignoreKeys") or ())),
         max_deletes=int(merged.get("maxDeletes", 20)),
         allow_destructive=bool(merged.get("allowDestructive", False)),
+        delete_topics=tuple(str(p) for p in merged.get("deleteTopics") or ()),
     )
 
 

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reconciler.errors import Diagnostic, clip
-from reconciler.plan import Plan
+from reconciler.plan import Plan, TopicDelete
 from reconciler.render.md_text import code, plain
 
 # Ranks: lower is more severe, shown first. Room is left above warnings for kinds that lose data.
+RANK_DELETIONS = 0
 RANK_WARNINGS = 20
 RANK_UNMANAGED = 40
-ICON = {"warnings": "⚠️", "unmanaged": "ℹ️"}
+ICON = {"deletions": "🛑", "warnings": "⚠️", "unmanaged": "ℹ️"}
 WARNINGS_SHOWN = 40  # merged warnings listed; the rest are counted
 SOURCES_SHOWN = 5  # manifest lines named per warning
 NAMES_SHOWN = 20  # unmanaged entities named per cluster
@@ -51,10 +52,11 @@ class Unmanaged:
 @dataclass(frozen=True, slots=True)
 class Block:
     rank: int
-    kind: str  # "warnings", "unmanaged"
+    kind: str  # "deletions", "warnings", "unmanaged"
     count: int
     warnings: tuple[MergedWarning, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
+    deletions: tuple[tuple[str, TopicDelete], ...] = ()  # (cluster, topic to delete)
 
 
 def _template(message: str) -> tuple[str, frozenset[int]]:
@@ -106,6 +108,9 @@ def merged_warnings(plans: Sequence[Plan]) -> list[MergedWarning]:
 def attention(plans: Sequence[Plan]) -> list[Block]:
     """The blocks of the section, most severe first; empty when there is nothing to say."""
     blocks: list[Block] = []
+    deletions = tuple((p.cluster, t) for p in plans for t in p.topics_to_delete)
+    if deletions:
+        blocks.append(Block(RANK_DELETIONS, "deletions", len(deletions), deletions=deletions))
     warnings = merged_warnings(plans)
     if warnings:
         blocks.append(Block(RANK_WARNINGS, "warnings", len(warnings), warnings=tuple(warnings)))
@@ -126,6 +131,12 @@ def _warning_line(w: MergedWarning, several: bool) -> str:
 
 
 def _block_lines(block: Block, several: bool) -> list[str]:
+    if block.kind == "deletions":
+        lines = [f"**{ICON['deletions']} Topics to DELETE ({block.count}): every record they hold is lost**"]
+        for cluster, t in block.deletions:
+            lines.append(f"- {code(cluster)} {code(t.name)}: {t.partitions} partitions × {t.replication_factor} "
+                         f"replicas, named by policy.deleteTopics {code(t.matched)}")
+        return [*lines, ""]
     if block.kind == "warnings":
         lines = [f"**{ICON['warnings']} Warnings ({block.count})**"]
         lines += [_warning_line(w, several) for w in block.warnings[:WARNINGS_SHOWN]]

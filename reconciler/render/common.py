@@ -27,6 +27,7 @@ class Totals:
     remove: int = 0
     topics: int = 0
     partitions: int = 0
+    deleted: int = 0  # topics to delete
     destructive: int = 0
     disruptive: int = 0
     max_risk: Risk = "safe"
@@ -34,13 +35,13 @@ class Totals:
     @property
     def units(self) -> int:
         """Items an operator reviews: key changes, topic creations, partition increases."""
-        return self.add + self.change + self.remove + self.topics + self.partitions
+        return self.add + self.change + self.remove + self.topics + self.partitions + self.deleted
 
     def __add__(self, other: Totals) -> Totals:
         risk = max(self.max_risk, other.max_risk, key=RISK_ORDER.__getitem__)
         return Totals(
             self.add + other.add, self.change + other.change, self.remove + other.remove,
-            self.topics + other.topics, self.partitions + other.partitions,
+            self.topics + other.topics, self.partitions + other.partitions, self.deleted + other.deleted,
             self.destructive + other.destructive, self.disruptive + other.disruptive, risk,
         )
 
@@ -54,11 +55,14 @@ def plan_totals(plan: Plan) -> Totals:
             risks[c.risk] += 1
     for p in plan.partition_increases:
         risks[p.risk] += 1
+    for t in plan.topics_to_delete:
+        risks[t.risk] += 1
     top: Risk = max((r for r, n in risks.items() if n), key=RISK_ORDER.__getitem__, default="safe")
     partitions = sum(p.target - p.current for p in plan.partition_increases)
     return Totals(
         add=ops["+"], change=ops["~"], remove=ops["-"], topics=len(plan.topics_to_create),
-        partitions=partitions, destructive=risks["destructive"], disruptive=risks["disruptive"], max_risk=top,
+        partitions=partitions, deleted=len(plan.topics_to_delete), destructive=risks["destructive"],
+        disruptive=risks["disruptive"], max_risk=top,
     )
 
 
@@ -80,6 +84,8 @@ def summary(t: Totals) -> str:
         parts.append(_n(t.topics, "topic", "topics") + " to create")
     if t.partitions:
         parts.append(_n(t.partitions, "partition", "partitions") + " to add")
+    if t.deleted:
+        parts.append(_n(t.deleted, "topic", "topics") + " to DELETE")
     risky = [f"{n} {name}" for name, n in (("destructive", t.destructive), ("disruptive", t.disruptive)) if n]
     return ", ".join(parts) + (f" ({', '.join(risky)})" if risky else "")
 

@@ -61,7 +61,7 @@ def code_markdown(text: str) -> str:
 def _items(plan: Plan) -> int:
     """Changes as the truncation note counts them: key changes, topic creations, partition increases."""
     keys = sum(len(e.changes) for e in plan.entities)
-    return keys + len(plan.topics_to_create) + len(plan.partition_increases)
+    return keys + len(plan.topics_to_create) + len(plan.partition_increases) + len(plan.topics_to_delete)
 
 
 def _comment(c: Change) -> str:
@@ -84,6 +84,11 @@ def _change_lines(c: Change) -> list[str]:
 
 def _diff(plan: Plan) -> list[_Line]:
     lines: list[_Line] = []
+    if plan.topics_to_delete:
+        lines.append(("@@ topics to DELETE @@", 0))
+    for gone in plan.topics_to_delete:
+        lines.append((f"- topic {gone.name}: {gone.partitions} partitions, replication factor "
+                      f"{gone.replication_factor}  # policy.deleteTopics {gone.matched}", 1))
     for e in plan.entities:
         lines.append((f"@@ {entity_symbol(e)} {e.ref.display} ({entity_note(e)}) @@", 0))
         for c in e.changes:
@@ -112,6 +117,7 @@ def _reasons(plan: Plan) -> list[str]:
         found = [(e.ref.display, c.key, c.reasons) for e in plan.entities for c in e.changes if c.risk == risk]
         found += [(f"topics/{p.name}", "partitions", p.reasons) for p in plan.partition_increases
                   if p.risk == risk]
+        found += [(f"topics/{g.name}", "(topic)", g.reasons) for g in plan.topics_to_delete if g.risk == risk]
         if not found:
             continue
         out.append(f"**{BADGE[risk]} {risk.capitalize()} ({len(found)})**")

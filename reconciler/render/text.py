@@ -61,6 +61,10 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     details = header_details(plan)
     out.add(f"Cluster {plan.cluster}" + (f"  ({details})" if details else ""), "heading")
     out.add()
+    for gone in plan.topics_to_delete:  # first: what loses data
+        out.add(f"  - topic {gone.name} ({gone.partitions} partitions) will be DELETED "
+                f"(policy.deleteTopics {gone.matched!r})", _OP_STYLE["-"])
+        out.add(f"          [destructive: {'; '.join(gone.reasons)}]", _RISK_STYLE.get(gone.risk))
     for e in plan.entities:
         symbol = entity_symbol(e)
         out.add(f"  {symbol} {e.ref.display}  ({entity_note(e)})", _OP_STYLE[symbol])
@@ -115,4 +119,6 @@ def apply_summary(plans: Sequence[Plan]) -> str:
         parts.append(f"{t.topics} topic{'s' if t.topics != 1 else ''} created")
     if t.partitions:
         parts.append(f"{t.partitions} partition{'s' if t.partitions != 1 else ''} added")
+    if t.deleted:
+        parts.append(f"{t.deleted} topic{'s' if t.deleted != 1 else ''} marked for deletion")
     return f"Apply complete: {', '.join(parts)}."

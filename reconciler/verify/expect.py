@@ -23,6 +23,7 @@ DYNAMIC_TOPIC = "DYNAMIC_TOPIC_CONFIG"
 SENSITIVE = "(sensitive)"  # the expected "value" of a password: present, never compared (plans hold none)
 PARTITIONS = "partitions"
 REPLICATION_FACTOR = "replication.factor"
+DELETED = "deleted"  # a topic's layout key: the topic must no longer be reported
 
 # DescribeClientQuotas' entity types (ClientQuotaEntity.USER, CLIENT_ID, IP) for our config entity types.
 QUOTA_ENTITY_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
@@ -81,6 +82,8 @@ def expectations(plan: Plan, brokers: Sequence[int]) -> tuple[Expectation, ...]:
         out.append(Expectation(display, REPLICATION_FACTOR, "layout", topic.name, str(topic.replication_factor)))
         out.extend(Expectation(display, key, "topic", topic.name, value, DYNAMIC_TOPIC)
                    for key, value in sorted(topic.config.items()))
+    for gone in plan.topics_to_delete:
+        out.append(Expectation(f"topics/{gone.name}", DELETED, "layout", gone.name, None))
     for grow in plan.partition_increases:
         out.append(Expectation(f"topics/{grow.name}", PARTITIONS, "layout", grow.name, str(grow.target)))
     return tuple(out)

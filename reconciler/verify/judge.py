@@ -112,7 +112,11 @@ class ReportedLayout:
 
 
 def judge_layout(exp: Expectation, reported: ReportedLayout | None) -> Outcome:
-    """A created or grown topic's partition count / replication factor against DescribeTopics."""
+    """A created or grown topic's partition count / replication factor against DescribeTopics; a deleted
+    topic (value None) must no longer be reported (the controller deletes it asynchronously)."""
+    if exp.value is None:
+        return TAKEN if reported is None else Outcome("not_taken", "the topic still exists (deletion pending: "
+                                                                   "is delete.topic.enable true on the brokers?)")
     if reported is None:
         return Outcome("not_taken", "the topic is not reported by the broker")
     got = reported.partitions if exp.key == "partitions" else reported.replication_factor

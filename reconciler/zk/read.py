@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -179,7 +179,7 @@ def _read_once(
     # level 1: listings, the controller and the individually requested entities (one request with multiRead)
     lists = [layout.entity_type_path(t) for t in types]
     lists += [layout.BROKER_IDS_PATH] if scope.brokers else []
-    lists += [layout.TOPICS_PATH] if scope.topics else []
+    lists += [layout.TOPICS_PATH, layout.DELETE_TOPICS_PATH] if scope.topics else []
     singles = [layout.CONTROLLER_PATH, *(layout.entity_path(r) for r in extras)]
     level1 = zk.run([(GET_CHILDREN, p) for p in lists] + [(GET_DATA, p) for p in singles])
     listed: dict[str, list[str] | None] = {p: level1[GET_CHILDREN, p] for p in lists}
@@ -217,7 +217,9 @@ def _read_once(
         got.update(zk.data(user_clients))
         entity_paths.update(user_clients)
 
-    return _decode(zk, cluster, got, entity_paths, broker_ids, dict(zip(topic_names, topic_paths, strict=True)))
+    live = _decode(zk, cluster, got, entity_paths, broker_ids, dict(zip(topic_names, topic_paths, strict=True)))
+    being_deleted = frozenset(listed.get(layout.DELETE_TOPICS_PATH) or ())
+    return replace(live, topics_being_deleted=being_deleted) if being_deleted else live
 
 
 def _decode(

@@ -52,6 +52,7 @@ from reconciler.zk.bulkread import read_all
 from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
     CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
     NOTIFICATION_PREFIX,
     decode_entity_config,
     decode_topic_assignment,
@@ -329,6 +330,7 @@ class _Builder:
         out = [entity_path(e.ref) for e in self.plan.entities]
         for t in self.plan.topics_to_create:
             out += [entity_path(EntityRef("topics", t.name)), topic_path(t.name)]
+        out += [topic_path(t.name) for t in self.plan.topics_to_delete]
         return out + [topic_path(p.name) for p in self.plan.partition_increases]
 
     def build(self, current: Mapping[str, Any]) -> list[Group]:
@@ -345,6 +347,9 @@ class _Builder:
             ops = [first, Op("create", asg, self._encode_assignment(t.assignment), acl=self.acls(asg))]
             groups.append(Group(f"topics/{t.name}", ops, topics=1))
         groups += [self._partitions(p, current[topic_path(p.name)]) for p in self.plan.partition_increases]
+        for gone in self.plan.topics_to_delete:  # AdminZkClient.deleteTopic: the controller deletes it
+            marker = f"{DELETE_TOPICS_PATH}/{gone.name}"
+            groups.append(Group(f"topics/{gone.name} (delete)", [Op("create", marker, b"", acl=self.acls(marker))]))
         families: dict[tuple[str, str, str], list[EntityPlan]] = {}
         for e in self.plan.entities:  # users/<u> with its users/<u>/clients/<c>: one unit
             client_part = "" if e.ref.entity_type == "users" else e.ref.client or ""
@@ -355,6 +360,8 @@ class _Builder:
         stale: list[str] = []
         versions = [(entity_path(e.ref), e.base_version) for e in self.plan.entities]
         versions += [(topic_path(p.name), p.base_version) for p in self.plan.partition_increases]
+        # a topic to delete must be the one planned (same /brokers/topics version, read just before the batch)
+        versions += [(topic_path(t.name), t.base_version) for t in self.plan.topics_to_delete]
         for path, base in versions:
             item = current[path]
             now = None if item is None else item[1].version

@@ -163,3 +163,50 @@ def test_reconcile_verify_reports_not_taken_as_a_failure(
         assert "log.cleaner.backoff.ms: no answer on broker 2" in captured.err
     finally:
         kafka.start_broker(2)
+
+
+def test_guarded_topic_deletion(kafka: KafkaCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A topic is deleted only when the cluster's policy.deleteTopics names it, as a destructive change shown
+    first, and never an internal one; the brokers stop reporting it."""
+    topics = """apiVersion: reconciler/v1
+kind: Topics
+meta: {}
+spec:
+  topics:
+""" + "".join(f"    {name}: {{partitions: 2, replicationFactor: 2}}\n" for name in ("del-keep", "del-tmp-1", "del-old"))
+    root = make_repo(tmp_path / "repo", kafka, {"topics.yaml": topics})
+    apply_verified(root, tmp_path)
+    # removed from the manifests: only unmanaged, never deleted by default
+    make_repo(root, kafka, {"topics.yaml": topics.split("    del-tmp-1")[0]})
+    _, plan = plan_file(root, tmp_path)
+    assert plan.topics_to_delete == () and {"topics/del-tmp-1", "topics/del-old"} <= set(plan.unmanaged)
+
+    cluster = root / "clusters" / "c1" / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + "  policy: {deleteTopics: [del-old, del-tmp-*, __consumer*]}\n")
+    capsys.readouterr()
+    assert cli(root, "plan", "c1", "--format", "markdown") == 0
+    comment = capsys.readouterr().out
+    first = comment.index("Topics to DELETE")
+    assert first < comment.index("Unmanaged") if "Unmanaged" in comment else first > 0
+    assert "`del-old`" in comment and "`del-tmp-1`" in comment and "`del-keep`" not in comment.split("Unmanaged")[0]
+    _, plan = plan_file(root, tmp_path)
+    assert [(t.name, t.partitions, t.matched) for t in plan.topics_to_delete] == [
+        ("del-old", 2, "del-old"), ("del-tmp-1", 2, "del-tmp-*")]
+    assert plan.max_risk == "destructive"
+    assert cli(root, "apply", "c1", "--auto-approve", "--verify", "--audit-log", str(tmp_path / "a.jsonl")) == 1
+    apply_verified(root, tmp_path, "--allow-destructive")  # verified: the brokers no longer report them
+    client = admin(kafka)
+    try:
+        reported = {t["name"]: t["error_code"] for t in client.describe_topics(["del-keep", "del-old", "del-tmp-1"])}
+    finally:
+        client.close()
+    assert reported["del-keep"] == 0 and reported["del-old"] != 0 and reported["del-tmp-1"] != 0
+    _, plan = plan_file(root, tmp_path)
+    assert plan.is_empty
+
+
+def test_an_internal_topic_named_for_deletion_is_refused(kafka: KafkaCluster, tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", kafka, {})
+    cluster = root / "clusters" / "c1" / "cluster.yaml"
+    cluster.write_text(cluster.read_text() + "  policy: {deleteTopics: [__consumer_offsets]}\n")
+    assert cli(root, "plan", "c1") == 1
