@@ -3,12 +3,15 @@
 # the tests. Without systemd; everything lives in D.
 #   scripts/local-kafka.sh start  --dir D [--brokers N] [--zookeeper HOST:PORT/CHROOT] [--ports P1,P2,…]
 #                                 [--secret-file F] [--old-secret-file F] [--properties F] [--only ID]
+#                                 [--sasl-ports Q1,Q2,…]
 #   scripts/local-kafka.sh stop   --dir D [--only ID]
 #   scripts/local-kafka.sh status --dir D
 # start: without --zookeeper, a ZooKeeper of its own (scripts/local-zookeeper.sh, in D/zookeeper) with the
 # chroot /kafka. Broker i has broker.id=i (1..N) and a PLAINTEXT listener on 127.0.0.1:P_i (free ports when
 # --ports is absent). password.encoder.secret comes from F (default: a random one in D/encoder-secret);
-# --properties appends a file to every broker's server.properties. The brokers' connection facts are
+# --properties appends a file to every broker's server.properties. --sasl-ports adds a SASL_PLAINTEXT listener
+# per broker (SCRAM-SHA-256 and -512 from ZooKeeper's credentials) and Kafka's ZooKeeper authorizer
+# (AclAuthorizer; the PLAINTEXT listener's ANONYMOUS principal is the super user, everyone else needs ACLs). The brokers' connection facts are
 # written to D/cluster.env (ZK_CONNECT, BOOTSTRAP, BROKERS, ENCODER_SECRET_FILE); start waits until every
 # broker has registered and serves. --only ID starts or stops one broker of an existing D (a restart
 # keeps its data and config). stop: SIGTERM, then SIGKILL after 20 s, by the recorded pids.
@@ -21,13 +24,13 @@ die() { log "error: $*"; exit 1; }
 usage() { log "usage: $0 start|stop|status --dir D [--brokers N] [--zookeeper CONNECT] [--ports P,…] [--secret-file F] [--old-secret-file F] [--properties F] [--only ID]"; exit 1; }
 
 CMD=${1:-}; [ $# -gt 0 ] && shift
-DIR=""; BROKERS=3; ZK=""; PORTS=""; SECRET_FILE=""; OLD_SECRET_FILE=""; PROPS=""; ONLY=""
+DIR=""; BROKERS=3; ZK=""; PORTS=""; SECRET_FILE=""; OLD_SECRET_FILE=""; PROPS=""; ONLY=""; SASL_PORTS=""
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case "$1" in
     --dir) DIR=$2 ;; --brokers) BROKERS=$2 ;; --zookeeper) ZK=$2 ;; --ports) PORTS=$2 ;;
     --secret-file) SECRET_FILE=$2 ;; --old-secret-file) OLD_SECRET_FILE=$2 ;; --properties) PROPS=$2 ;;
-    --only) ONLY=$2 ;;
+    --only) ONLY=$2 ;; --sasl-ports) SASL_PORTS=$2 ;;
     *) usage ;;
   esac
   shift 2
@@ -79,14 +82,24 @@ stop_broker() {
   log "stopped broker $id (pid $pid)"
 }
 
-write_broker_config() {  # ID PORT
-  local id=$1 port=$2 b="$DIR/broker-$1"
+write_broker_config() {  # ID PORT [SASL_PORT]
+  local id=$1 port=$2 sasl=${3:-} b="$DIR/broker-$1" listeners
   mkdir -p "$b/data"
+  listeners="PLAINTEXT://127.0.0.1:$port${sasl:+,SASL_PLAINTEXT://127.0.0.1:$sasl}"
   {
     echo "# written by scripts/local-kafka.sh (ZooKeeper mode, loopback only)"
     echo "broker.id=$id"
-    echo "listeners=PLAINTEXT://127.0.0.1:$port"
-    echo "advertised.listeners=PLAINTEXT://127.0.0.1:$port"
+    echo "listeners=$listeners"
+    echo "advertised.listeners=$listeners"
+    if [ -n "$sasl" ]; then
+      echo "inter.broker.listener.name=PLAINTEXT"
+      echo "sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512"
+      echo "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+      echo "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+      echo "authorizer.class.name=kafka.security.authorizer.AclAuthorizer"
+      echo "super.users=User:ANONYMOUS"
+      echo "allow.everyone.if.no.acl.found=false"
+    fi
     echo "zookeeper.connect=$ZK_CONNECT"
     echo "zookeeper.session.timeout.ms=18000"
     echo "log.dirs=$b/data"
@@ -176,14 +189,17 @@ cmd_start() {
     [ -s "$SECRET_FILE" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$SECRET_FILE")
   fi
   [ -r "$SECRET_FILE" ] || die "cannot read --secret-file $SECRET_FILE"
+  local sasl_ports=()
   if [ -n "$PORTS" ]; then IFS=',' read -r -a ports <<<"$PORTS"; fi
+  if [ -n "$SASL_PORTS" ]; then IFS=',' read -r -a sasl_ports <<<"$SASL_PORTS"; fi
+  [ ${#sasl_ports[@]} -eq 0 ] || [ ${#sasl_ports[@]} -eq "$BROKERS" ] || die "--sasl-ports needs $BROKERS ports"
   [ ${#ports[@]} -eq 0 ] || [ ${#ports[@]} -eq "$BROKERS" ] || die "--ports needs $BROKERS ports"
   local bootstrap=""
   for i in $(seq 1 "$BROKERS"); do
     [ ${#ports[@]} -ge "$i" ] || ports+=("$(free_port)")
     port=${ports[$((i-1))]}
     port_open "$port" && die "port $port on 127.0.0.1 is already in use"
-    write_broker_config "$i" "$port"
+    write_broker_config "$i" "$port" "${sasl_ports[$((i-1))]:-}"
     ids+=("$i"); bootstrap="$bootstrap,127.0.0.1:$port"
   done
   {
@@ -191,6 +207,7 @@ cmd_start() {
     echo "BOOTSTRAP=${bootstrap#,}"
     echo "BROKERS=$(IFS=,; echo "${ids[*]}")"
     echo "ENCODER_SECRET_FILE=$SECRET_FILE"
+    [ ${#sasl_ports[@]} -eq 0 ] || echo "SASL_BOOTSTRAP=$(printf '127.0.0.1:%s,' "${sasl_ports[@]}" | sed 's/,$//')"
   } >"$ENV_FILE"
   for i in "${ids[@]}"; do launch_broker "$i"; done
   for i in "${ids[@]}"; do
