@@ -26,6 +26,7 @@ from reconciler.errors import (
     ConflictError,
     Interrupted,
     ReconcilerError,
+    RefusedError,
     SecretError,
     clip,
     interrupts_deferred,
@@ -137,6 +138,19 @@ def apply_plan(
     return ApplyResult(done.entities, done.notifications, done.topics, done.partitions, done.batches, path)
 
 
+def refuse_missing_chroot(client: KazooClient, cluster: str) -> None:
+    """A chroot that does not exist: no broker ever started with this zookeeper.connect (a broker creates its
+    chroot, `KafkaZkClient.createChrootIfNecessary`), or the connect string misses the brokers' chroot. Named
+    here, rather than surfacing as a bare NoNodeError from the first create."""
+    chroot = client.chroot or ""
+    if not chroot:
+        return
+    if client.exists("/") is None:  # under a chroot, "/" is the chroot itself
+        raise RefusedError(f"cluster {cluster}: the chroot {chroot} does not exist in ZooKeeper, so no broker has "
+                           "started with this zookeeper.connect (a broker creates it); check the connect string "
+                           "against the brokers' server.properties, or start the brokers first")
+
+
 def _apply(
     client: KazooClient,
     plan: Plan,
@@ -150,6 +164,7 @@ def _apply(
     notify: Notify | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> str:
+    refuse_missing_chroot(client, plan.cluster)
     version = refuse_kraft(client, plan.cluster)  # of /controller
     refuse_downgrade(client, plan.cluster, options.secure_acls)  # never open znodes in a secured cluster
     acls = txn.Acls(options.secure_acls)

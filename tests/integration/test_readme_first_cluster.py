@@ -85,3 +85,26 @@ def test_the_readme_first_cluster_commands_run_as_written(kafka: KafkaCluster, t
         "1209600000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
     topic = topic_config(kafka, "events", "retention.ms")
     assert topic is not None and topic["value"] == "86400000"
+
+
+def test_an_empty_chroot_is_named_in_plan_and_apply(
+    zk_server: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first-cluster path against a ZooKeeper where no broker ever started: plan warns that no broker is
+    registered, apply names the missing chroot (it was a bare NoNodeError) and writes nothing."""
+    from reconciler.cli.main import run
+
+    connect = f"{zk_server.connect}/kafka/never-started"  # type: ignore[attr-defined]
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "clusters" / "local-dev", root / "clusters" / "local-dev")
+    cluster = root / "clusters" / "local-dev" / "cluster.yaml"
+    cluster.write_text(cluster.read_text().replace("127.0.0.1:2181/kafka/local-dev", connect))
+    plan_path = tmp_path / "plan.json"
+    assert run(["--repo", str(root), "plan", "local-dev", "--out", str(plan_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no broker is registered in " + connect + "/brokers/ids" in err
+    assert run(["--repo", str(root), "apply", str(plan_path), "--auto-approve",
+                "--audit-log", str(tmp_path / "a.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "the chroot /kafka/never-started does not exist in ZooKeeper" in err
+    assert not (tmp_path / "a.jsonl").exists()  # refused before the lock: nothing written, nothing audited
