@@ -192,6 +192,27 @@ def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory)
     stop_cluster(cluster)
 
 
+@pytest.fixture(scope="session")
+def kafka_secure(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """A second set of three real brokers with a SASL_PLAINTEXT listener each (SCRAM-SHA-256/512, credentials
+    from ZooKeeper) and Kafka's AclAuthorizer (ANONYMOUS on PLAINTEXT is the super user, no ACL: denied);
+    `sasl_bootstrap` names the SASL listeners. Started once per run, on first use."""
+    directory = tmp_path_factory.mktemp("kafka-secure")
+    chroot = f"/kafka-secure-{uuid.uuid4().hex[:8]}"
+    errors = []
+    for _ in range(3):  # a free port may be taken between probing and binding
+        try:
+            cluster = start_cluster(directory, f"{zk_server.connect}{chroot}", [free_port() for _ in range(3)],
+                                    secret=uuid.uuid4().hex, sasl_ports=[free_port() for _ in range(3)])
+            break
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    else:
+        pytest.fail("cannot start real Kafka brokers with SASL (required):\n" + "\n".join(errors), pytrace=False)
+    yield cluster
+    stop_cluster(cluster)
+
+
 @pytest.fixture
 def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.FixtureRequest,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:

@@ -29,6 +29,7 @@ class KafkaCluster:
     bootstrap: str  # host:port,…
     brokers: tuple[int, ...]
     secret_file: Path
+    sasl_bootstrap: str | None = None  # SASL_PLAINTEXT listeners (SCRAM, AclAuthorizer) when started with them
     _log_marks: dict[int, int] = field(default_factory=dict)
 
     @property
@@ -86,7 +87,7 @@ class KafkaCluster:
 
 
 def start_cluster(directory: Path, zk_connect: str, ports: list[int], secret: str,
-                  old_secret: str | None = None) -> KafkaCluster:
+                  old_secret: str | None = None, sasl_ports: list[int] | None = None) -> KafkaCluster:
     directory.mkdir(parents=True, exist_ok=True)
     secret_file = directory / "encoder-secret"
     secret_file.write_text(secret)
@@ -95,12 +96,14 @@ def start_cluster(directory: Path, zk_connect: str, ports: list[int], secret: st
     if old_secret is not None:
         (directory / "old-secret").write_text(old_secret)
         args += ["--old-secret-file", str(directory / "old-secret")]
+    if sasl_ports:
+        args += ["--sasl-ports", ",".join(map(str, sasl_ports))]
     result = run_script(*args)
     if result.returncode != 0:
         raise RuntimeError(f"Kafka brokers did not start:\n{result.stderr[-4000:]}")
     env = dict(line.split("=", 1) for line in (directory / "cluster.env").read_text().split())
     return KafkaCluster(directory, env["ZK_CONNECT"], env["BOOTSTRAP"],
-                        tuple(int(b) for b in env["BROKERS"].split(",")), secret_file)
+                        tuple(int(b) for b in env["BROKERS"].split(",")), secret_file, env.get("SASL_BOOTSTRAP"))
 
 
 def stop_cluster(cluster: KafkaCluster) -> None:
