@@ -15,10 +15,12 @@ _EXITS = {
              "unreachable ZooKeeper, ...", "2  the plan has changes (only with --detailed-exitcode)"),
     "show": ("0  shown", "1  the file cannot be read, or was edited after planning (its id does not match)"),
     "apply": ("0  applied (or nothing to apply)", "1  error, refusal (destructive change, missing secret, KRaft) "
-              "or cancelled", "3  stale plan or another apply holds the lock: nothing of that batch written"),
+              "or cancelled", "3  stale plan or another apply holds the lock: nothing of that batch written",
+              "4  --verify: written, but a broker did not report a change as expected, or did not answer"),
     "describe": ("0  described", "1  error: unknown cluster, entity or key; unreachable ZooKeeper"),
     "seal": ("0  sealed value printed", "1  error: no passwordEncoder, unknown broker, missing secret"),
-    "reconcile": ("0  every cluster reconciled (or in sync)", "1  at least one cluster failed or was refused"),
+    "reconcile": ("0  every cluster reconciled (or in sync)",
+                  "1  at least one cluster failed, was refused, or (--verify) was not taken by its brokers"),
     "import": ("0  imported, and a plan on the result shows no changes", "1  error, or the imported manifests "
                "would still change something"),
     "snapshot": ("0  inventory written", "1  error"),
@@ -29,7 +31,7 @@ _EXAMPLES = {
     "validate": "reconciler validate prod-eu-1 --format github",
     "plan": "reconciler plan prod-eu-1 --out plan.json --detailed-exitcode",
     "show": "reconciler show plan.json --format markdown",
-    "apply": "reconciler apply plan.json",
+    "apply": "reconciler apply plan.json --verify",
     "describe": "reconciler describe prod-eu-1 topics/orders retention.ms",
     "seal": "printf %s \"$KEYSTORE_PASSWORD\" | reconciler seal prod-eu-1",
     "reconcile": "reconciler reconcile --once --repo-url https://git.example.com/kafka-config.git",
