@@ -13,8 +13,17 @@ from dataclasses import replace
 from reconciler.errors import Diagnostic
 from reconciler.manifests.planfile import read_plans, schema_problem
 from reconciler.model import DEFAULT_ENTITY, EntityRef, SourceRef
-from reconciler.plan import Change, EntityPlan, Plan, plan_from_dict, plan_to_dict, plans_from_json, with_diagnostics
-from reconciler.render.attention import RANK_UNMANAGED, RANK_WARNINGS, attention, merged_warnings
+from reconciler.plan import (
+    Change,
+    EntityPlan,
+    Plan,
+    TopicDelete,
+    plan_from_dict,
+    plan_to_dict,
+    plans_from_json,
+    with_diagnostics,
+)
+from reconciler.render.attention import RANK_DELETIONS, RANK_UNMANAGED, RANK_WARNINGS, attention, merged_warnings
 from reconciler.render.json import render_plan_file
 from reconciler.render.markdown import render_markdown
 from reconciler.render.pr_comment import render_comment
@@ -44,6 +53,7 @@ def attention_plans() -> list[Plan]:
             Change("retention.ms", "~", "604800000", "604800", risk="destructive",
                    reasons=("retention lowered from 7d to ≈10m4s (1,000× lower): data older than ≈10m4s is deleted",),
                    source=_src("prod-eu-1", "topics.yaml", 6)),)),),
+        topics_to_delete=(TopicDelete("tmp-load-test", 12, 3, 4, "tmp-*"),),
         unmanaged=("topics/orders-old", "users/bob"),
         warnings=(NOTICE, ROTATION),
     )
@@ -85,7 +95,9 @@ def test_the_section_comes_before_every_diff_and_says_everything() -> None:
     md = render_markdown(attention_plans())
     section = md.index("Before you approve")
     assert section < md.index("```diff") and section < md.index("### 🛑 `prod-eu-1`")
-    assert md.index("**⚠️ Warnings") < md.index("**ℹ️ Unmanaged")  # ordered by severity
+    # ordered by severity: what loses data first
+    assert md.index("**🛑 Topics to DELETE") < md.index("**⚠️ Warnings") < md.index("**ℹ️ Unmanaged")
+    assert "`tmp-load-test`: 12 partitions × 3 replicas, named by policy.deleteTopics `tmp-*`" in md
     for text in ("if you meant 7d, write 604800000", "Kafka refuses it", "apply needs --rotate", "`topics/orders-old`",
                  "`users/bob`", "`topics/legacy-19`", "… and 5 more"):
         assert text in md, text
@@ -111,8 +123,8 @@ def test_different_broker_lists_in_one_message_are_not_merged() -> None:
 
 def test_blocks_are_ordered_by_rank_so_a_more_severe_kind_goes_first() -> None:
     blocks = attention(attention_plans())
-    assert [b.rank for b in blocks] == [RANK_WARNINGS, RANK_UNMANAGED]
-    assert [b.count for b in blocks] == [6, 27]
+    assert [b.rank for b in blocks] == [RANK_DELETIONS, RANK_WARNINGS, RANK_UNMANAGED]
+    assert [b.count for b in blocks] == [1, 6, 27]
     assert attention([Plan("quiet")]) == []
     assert "Before you approve" not in render_markdown([Plan("quiet").with_id()])
 
@@ -152,3 +164,14 @@ def test_plans_without_diagnostics_keep_their_json_and_id() -> None:
     assert with_diagnostics(plan, [Diagnostic("error", "e")]) is plan
     added = with_diagnostics(plan, [Diagnostic("warning", "d")])
     assert added.plan_id != plan.plan_id and added.plan_id == replace(added, plan_id="").with_id().plan_id
+
+
+def test_a_topic_deletion_round_trips_and_only_then_appears_in_the_plan_file() -> None:
+    prod = attention_plans()[0]
+    raw = plan_to_dict(prod)
+    assert raw["topicsToDelete"] == [{"name": "tmp-load-test", "partitions": 12, "replicationFactor": 3,
+                                      "baseVersion": 4, "matched": "tmp-*"}]
+    again = plan_from_dict(raw)
+    assert again == prod and again.max_risk == "destructive" and again.counts.topics_deleted == 1
+    assert read_plans(json.dumps(raw)) == [prod]  # the plan-file schema accepts it
+    assert "topicsToDelete" not in plan_to_dict(replace(prod, topics_to_delete=()))  # older ids unchanged
