@@ -81,6 +81,9 @@ ConfigValue = str | SecretRef
 class DesiredValue:
     value: ConfigValue
     source: SourceRef | None = None
+    # a SCRAM credential (users/<user> keys SCRAM-SHA-256/512): its iteration count; `value` is the password's
+    # SecretRef (secrets/scram.py makes the stored credential from both at apply time)
+    iterations: int | None = None
 
     @property
     def sensitive(self) -> bool:

@@ -41,6 +41,9 @@ class Change:
     secret: SecretRef | None = None  # what apply resolves and encodes (sensitive `+`/`~` only)
     reencode: bool = False  # value unchanged but must be re-encoded (old secret / undecodable)
     rotation: bool = False  # re-encoded from passwordEncoder.oldSecret to the new secret (needs a flag to apply)
+    # a SCRAM credential (users/<user> SCRAM-SHA-256/512): the iterations apply derives it with from the
+    # resolved `secret` and a fresh salt; in JSON only when set (other plans keep their ids)
+    iterations: int | None = None
     risk: Risk = "safe"
     reasons: tuple[str, ...] = ()
     source: SourceRef | None = None
@@ -239,6 +242,7 @@ def _change_to_json(c: Change) -> dict[str, Any]:
         "secret": _secret_to_json(c.secret),
         "reencode": c.reencode,
         **({"rotation": True} if c.rotation else {}),
+        **({"iterations": c.iterations} if c.iterations is not None else {}),
         "risk": c.risk,
         "reasons": list(c.reasons),
         "source": _source_to_json(c.source),
@@ -257,6 +261,7 @@ def _change_from_json(raw: Mapping[str, Any]) -> Change:
         secret=SecretRef(**secret) if secret else None,
         reencode=bool(raw.get("reencode", False)),
         rotation=bool(raw.get("rotation", False)),
+        iterations=int(raw["iterations"]) if raw.get("iterations") is not None else None,
         risk=raw.get("risk", "safe"),
         reasons=tuple(raw.get("reasons", ())),
         source=_source_from_json(raw.get("source")),
