@@ -134,6 +134,7 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
         "changes": None if counts is None else {
             "add": counts.add, "change": counts.change, "remove": counts.remove,
             "topicsCreated": counts.topics_created, "partitionsAdded": counts.partitions_added,
+            "topicsDeleted": counts.topics_deleted,
         },
         "auditEntry": o.audit_path,
         "error": o.error,
