@@ -33,6 +33,8 @@ def _changes(plan: Plan | None) -> str:
         parts.append(f"{c.topics_created} topic{'s' if c.topics_created > 1 else ''}")
     if c.partitions_added:
         parts.append(f"{c.partitions_added} partition{'s' if c.partitions_added > 1 else ''}")
+    if c.topics_deleted:
+        parts.append(f"{c.topics_deleted} topic{'s' if c.topics_deleted > 1 else ''} deleted")
     return " ".join(parts) + ("" if plan.max_risk == "safe" else f" ({plan.max_risk})")
 
 
