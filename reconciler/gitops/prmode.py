@@ -6,6 +6,8 @@ what a PR can edit, `plan --git-base` takes these from the base revision and nev
 
 * `spec.zookeeper` (connect string, auth, TLS, session timeout, setAcl, reconcilerPath) and
   `spec.passwordEncoder`: the live read goes to the base's ZooKeeper with the base's credentials;
+  `spec.adminClient` (the brokers `apply --verify` asks) is never dialled by a PR check, and a change to it is
+  named like the others: it takes effect after merge;
 * every secret reference (`{secret: {env|file}}`): resolved only where the base has the very same
   reference for the same entity and key, read from the base's tree; any other is compared as `unknown`;
 * every sealed value (`{encoded: ...}`): decrypted with the base's encoder secret only where the base has the
@@ -75,6 +77,9 @@ def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
     encoders = [e if e is None else replace(e, source=None) for e in (head.password_encoder, base.password_encoder)]
     if encoders[0] != encoders[1]:  # where it is written does not count
         names.append("spec.passwordEncoder")
+    admins = [a if a is None else replace(a, source=None) for a in (head.admin, base.admin)]
+    if admins[0] != admins[1]:  # the brokers `apply --verify` asks: used only after merge (a PR check never dials)
+        names.append("spec.adminClient")
     return list(dict.fromkeys(names))
 
 

@@ -12,7 +12,16 @@ import yaml
 
 from reconciler.errors import Diagnostic, SecretError
 from reconciler.gitops.prmode import changed_settings
-from reconciler.model import ClusterSpec, PasswordEncoderSpec, Secret, SecretRef, SourceRef, TlsSpec, ZooKeeperSpec
+from reconciler.model import (
+    AdminClientSpec,
+    ClusterSpec,
+    PasswordEncoderSpec,
+    Secret,
+    SecretRef,
+    SourceRef,
+    TlsSpec,
+    ZooKeeperSpec,
+)
 from reconciler.render.github import annotation, escape_data, escape_property, workflow_command
 from reconciler.rules.secrets import sealed_bounds_problem
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, encode
@@ -108,6 +117,8 @@ def test_every_connection_and_encoder_setting_counts_as_a_change() -> None:
         assert changed_settings(head, base) == [name]
     head = replace(base, password_encoder=PasswordEncoderSpec(secret=SecretRef(env="ATTACKER")))
     assert changed_settings(head, base) == ["spec.passwordEncoder"]
+    head = replace(base, admin=AdminClientSpec(("evil:9092",)))
+    assert changed_settings(head, base) == ["spec.adminClient"]
     assert changed_settings(replace(base, brokers=(1, 2)), base) == []  # what a PR may change
 
 
