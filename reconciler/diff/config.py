@@ -24,8 +24,9 @@ from reconciler.model import (
 )
 from reconciler.plan import Change
 
-# SCRAM credentials share the users/<user> znode with quotas but are not managed by Quotas manifests:
-# removing them because a quota was declared would lock the user out.
+# SCRAM credentials share the users/<user> znode with quotas. A user's credentials are managed only when
+# its `scramUsers:` entry declares one (then an undeclared mechanism is removed); removing them because only a
+# quota was declared would lock the user out.
 SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 
 
@@ -147,7 +148,7 @@ class ConfigDiffer:
                 continue
             if want is None:
                 assert have is not None
-                if self.always_ignored(ref, key):
+                if self.always_ignored(ref, key) and not (key in SCRAM_KEYS and _declares_scram(ref, desired)):
                     out.ignored += 1
                     out.empty_after = False
                     continue
@@ -180,7 +181,7 @@ class ConfigDiffer:
     ) -> Change | None:
         value = want.value
         if isinstance(value, SecretRef):
-            return self._set_secret(ref, key, value, want.source, have)
+            return self._set_secret(ref, key, value, want.source, have, want.iterations)
         if self.comparer.is_password(scope, key):
             # Validation rejects plaintext passwords; never let one reach a plan file if it slipped through.
             self.diagnostics.append(Diagnostic(
@@ -197,10 +198,13 @@ class ConfigDiffer:
         return Change(key, "~", before=have, after=value, source=want.source)
 
     def _set_secret(
-        self, ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None, have: str | None
+        self, ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None, have: str | None,
+        iterations: int | None = None,
     ) -> Change | None:
+        """`iterations`: a SCRAM credential's (apply derives it from the secret with them)."""
         if have is None:
-            return Change(key, "+", sensitive=True, redacted="changed", secret=secret, source=source)
+            return Change(key, "+", sensitive=True, redacted="changed", secret=secret, source=source,
+                          iterations=iterations)
         state = self.secret_states.get((ref, key))  # the adapter warned once per key for a re-encode
         if state is None or state.state == "unknown":
             if state is None:  # no comparison ran (the adapter warns once per cluster for those it ran)
@@ -208,10 +212,17 @@ class ConfigDiffer:
                     f"{ref.display} {key}: cannot tell whether the password changes (live value not "
                     "decoded: is the encoder secret available?); it is rewritten"
                 )
-            return Change(key, "~", sensitive=True, redacted="unknown", secret=secret, source=source)
+            return Change(key, "~", sensitive=True, redacted="unknown", secret=secret, source=source,
+                          iterations=iterations)
         if state.state == "unchanged":
             if not state.reencode:
                 return None
             return Change(key, "~", sensitive=True, redacted="unchanged", secret=secret, reencode=True,
                           rotation=state.rotation, source=source)
-        return Change(key, "~", sensitive=True, redacted="changed", secret=secret, source=source)
+        return Change(key, "~", sensitive=True, redacted="changed", secret=secret, source=source,
+                      iterations=iterations)
+
+
+def _declares_scram(ref: EntityRef, desired: Mapping[str, DesiredValue]) -> bool:
+    """Whether the manifests manage this user's SCRAM credentials (a `scramUsers:` entry declares one)."""
+    return ref.entity_type == "users" and ref.client is None and not SCRAM_KEYS.isdisjoint(desired)

@@ -23,6 +23,7 @@ from reconciler.manifests.desired_parts import (
 from reconciler.manifests.fleet import FleetLayer, fleet_layer
 from reconciler.manifests.load import Document
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository
+from reconciler.manifests.scram import build_scram_users
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
@@ -264,6 +265,7 @@ def build_desired(
     listeners = build_listeners(sources.documents, cluster, catalog, declared, diags)
     topics = build_topics(sources.documents, fleet, catalog, version, diags)
     build_quotas(sources.documents, catalog, declared, diags)
+    build_scram_users(sources.documents, declared, diags)  # beside the users' quotas: after them
 
     entities = {
         ref: DesiredEntity(ref, frozen_map(config), declared.sources.get(ref))

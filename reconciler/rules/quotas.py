@@ -8,10 +8,14 @@ from collections.abc import Iterator
 
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
-from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SecretRef, SourceRef, sanitize
+from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, SecretRef, SourceRef, sanitize
 from reconciler.values import problem, shown
 
-SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")  # ScramMechanism.mechanismName of each
+# ScramMechanism.minIterations / maxIterations (both mechanisms): the brokers' ScramSaslServer refuses a
+# credential with fewer iterations at login; ZkAdminManager.alterUserScramCredentials refuses more than 16384.
+SCRAM_MIN_ITERATIONS = 4096
+SCRAM_MAX_ITERATIONS = 16384
 PRINCIPAL_PREFIX = "User:"
 _LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
@@ -66,6 +70,26 @@ def _znode_names(ref: EntityRef, source: SourceRef | None) -> Iterator[Diagnosti
             )
 
 
+def _scram_credential(ref: EntityRef, key: str, value: DesiredValue) -> Iterator[Diagnostic]:
+    """A `scramUsers:` credential (manifests/scram.py): a secret reference to a password (env or file; a sealed
+    value is encoded for the brokers' password encoder, not a password this tool can derive keys from) and
+    iterations within ScramMechanism's bounds. A SCRAM key written among a user's quotas is refused."""
+    if value.iterations is None or ref.entity_type != "users" or ref.client is not None:
+        example = f"scramUsers: {{<user>: {{{key}: {{password: {{secret: {{env: NAME}}}}, iterations: 8192}}}}}}"
+        yield Diagnostic("error", f"'{key}' is a SCRAM credential, not a quota; declare it under scramUsers "
+                         f"({example})", value.source, key)
+        return
+    if not isinstance(value.value, SecretRef) or value.value.encoded is not None:
+        yield Diagnostic("error", f"the {key} password of user {ref.name!r} must be a secret reference "
+                         "({secret: {env: NAME}} or {secret: {file: PATH}}), never plaintext or sealed",
+                         value.source, key)
+    if not SCRAM_MIN_ITERATIONS <= value.iterations <= SCRAM_MAX_ITERATIONS:
+        yield Diagnostic("error", f"{key} iterations {value.iterations} of user {ref.name!r} is outside Kafka's "
+                         f"{SCRAM_MIN_ITERATIONS}..{SCRAM_MAX_ITERATIONS} (ScramMechanism.minIterations/"
+                         "maxIterations: the brokers refuse fewer at login, ZkAdminManager refuses more)",
+                         value.source, key)
+
+
 def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     for ref, entity in state.entities.items():
@@ -80,12 +104,7 @@ def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             diags.append(_principal_prefixed(ref.name, entity.source))
         for key, value in entity.config.items():
             if key in SCRAM_KEYS:
-                diags.append(Diagnostic(
-                    "error",
-                    f"'{key}' is a SCRAM credential, not a quota; credentials are left to kafka-configs "
-                    "(the reconciler never touches them)",
-                    value.source, key,
-                ))
+                diags.extend(_scram_credential(ref, key, value))
                 continue
             base = catalog.quota(kind, key)
             if base is None:

@@ -18,6 +18,7 @@ from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Se
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.secrets.refs import resolve
+from reconciler.secrets.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramFormatError, from_string, matches
 
 
 def base_dir(root: Path, source: SourceRef | None) -> Path:
@@ -104,6 +105,12 @@ def compare_secrets(
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
                 continue
             stored = live_entity.config[key]
+            if value.iterations is not None:  # a SCRAM credential: no encoder involved
+                trusted = trusted_secret is None or trusted_secret(ref, key, value.value, value.source)
+                out.states[(ref, key)] = (scram_state(ref, key, value.value, value.source, value.iterations,
+                                                      stored, root, out.warnings) if trusted
+                                          else _untrusted(ref, key, value.value, stored, out.warnings))
+                continue
             if trusted_secret is not None and not trusted_secret(ref, key, value.value, value.source):
                 out.states[(ref, key)] = _untrusted(ref, key, value.value, stored, out.warnings)
                 continue
@@ -187,3 +194,29 @@ def _state(
     if index > 0:  # the rotation's risk and preconditions are stated by risk and `rotation_warnings`
         return SecretState("unchanged", reencode=True, rotation=True)
     return SecretState("unchanged")
+
+
+def scram_state(
+    ref: EntityRef, key: str, wanted: SecretRef, source: SourceRef | None, iterations: int, stored: str,
+    root: Path, warnings: list[str],
+) -> SecretState:
+    """A stored SCRAM credential against the desired password and iterations, decided exactly: its stored and
+    server keys recomputed from the password with the STORED salt and iterations (ScramFormatter, as the
+    broker's ScramSaslServer checks a login). Other iterations are a change without deriving anything; a
+    secret that cannot be resolved here (a pull request's check) is "unknown"."""
+    where = f"{key} of {ref.display}"
+    try:
+        credential = from_string(stored)
+    except ScramFormatError as exc:
+        warnings.append(f"{where}: the stored value is {exc}; it is rewritten")
+        return SecretState("changed")
+    if credential.iterations != iterations:
+        return SecretState("changed")
+    if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        return SecretState("unknown")  # validation refuses the manifest; never derive with it
+    try:
+        password = resolve(wanted, base_dir(root, source), root)
+    except SecretError as exc:
+        warnings.append(f"{where}: {exc.message}; shown as unknown")
+        return SecretState("unknown")
+    return SecretState("unchanged" if matches(key, password, credential) else "changed")

@@ -24,10 +24,11 @@ import secrets
 from dataclasses import dataclass
 
 from reconciler.model import Secret
+from reconciler.rules.quotas import SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS
 
 MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}  # ScramMechanism: name -> hash
-MIN_ITERATIONS = 4096  # ScramMechanism.minIterations (both mechanisms)
-MAX_ITERATIONS = 16384  # ScramMechanism.maxIterations; ZkAdminManager.alterUserScramCredentials' bound
+MIN_ITERATIONS = SCRAM_MIN_ITERATIONS  # ScramMechanism.minIterations (both mechanisms)
+MAX_ITERATIONS = SCRAM_MAX_ITERATIONS  # ScramMechanism.maxIterations; ZkAdminManager.alterUserScramCredentials
 DEFAULT_ITERATIONS = 4096  # ConfigCommand.DefaultScramIterations
 
 

@@ -34,6 +34,7 @@ from reconciler.errors import (
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.rules.cluster import kafka_namespace_problem
+from reconciler.secrets import scram
 from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
@@ -505,6 +506,8 @@ class _Builder:
         return config
 
     def _encode(self, change: Change, ref: EntityRef) -> str:
+        if change.iterations is not None and ref.entity_type == "users":  # a SCRAM credential, fresh salt
+            return scram.credential_for(change.key, self.resolve(change, ref), change.iterations)
         params = self.encoder_for(ref)
         if params is None:
             raise SecretError(
