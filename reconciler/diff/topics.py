@@ -9,7 +9,7 @@ config write. Pure: standard library and the core only.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.assignment import AssignmentError, assign_new_partitions, assign_replicas, broker_default
@@ -147,6 +147,24 @@ def _resize(
     out.increases.append(PartitionIncrease(name, current, target, existing.version, added, topic.source))
 
 
+def is_internal(name: str) -> bool:
+    """Kafka's internal topics and its reserved `__` prefix (`Topic.isInternal`): never deleted."""
+    return name.startswith("__")
+
+
+def policy_match(entries: Sequence[str], name: str) -> str | None:
+    """The first `policy.deleteTopics` entry naming `name`: equal to it, or a shell pattern it matches
+    (`fnmatchcase`); internal topics included (see `deletion_match`)."""
+    return next((e for e in entries if e == name or fnmatch.fnmatchcase(name, e)), None)
+
+
+def deletion_match(entries: Sequence[str], name: str) -> str | None:
+    """The entry that makes an undeclared live topic `name` one to delete, None when none does or the topic is
+    internal: the predicate `plan_deletions` applies and the fleet impact job reuses (whether the topic is
+    declared, or already being deleted, is the caller's to know)."""
+    return None if is_internal(name) else policy_match(entries, name)
+
+
 def plan_deletions(desired: DesiredState, live: LiveState) -> tuple[list[TopicDelete], list[Diagnostic]]:
     """Undeclared live topics that the cluster's `policy.deleteTopics` names (an exact name, or a shell pattern
     matched with `fnmatchcase`), never by default. Internal topics (`__consumer_offsets`, `__transaction_state`
@@ -165,10 +183,10 @@ def plan_deletions(desired: DesiredState, live: LiveState) -> tuple[list[TopicDe
     for name, topic in sorted(live.topics.items()):
         if name in desired.topics or name in live.topics_being_deleted:
             continue  # declared, or already marked for deletion (the controller is deleting it)
-        matched = next((e for e in entries if e == name or fnmatch.fnmatchcase(name, e)), None)
+        matched = policy_match(entries, name)
         if matched is None:
             continue
-        if name.startswith("__"):
+        if is_internal(name):
             if matched != name:
                 diagnostics.append(Diagnostic("warning", f"policy.deleteTopics pattern {matched!r} matches the "
                                               f"internal topic {name}: never deleted", where, "deleteTopics"))

@@ -30,6 +30,8 @@ class AfterRows:
     static: list[tuple[Any, ...]] = field(default_factory=list)  # (cluster, broker, key, value)
     # (cluster, topic, partitions, replication_factor): declared topics (creations, increases)
     topics: list[tuple[Any, ...]] = field(default_factory=list)
+    # cluster -> its policy.deleteTopics entries (names or shell patterns), for the clusters that opt in
+    delete_topics: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = None) -> AfterRows:
@@ -41,6 +43,8 @@ def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = Non
         out.clusters.append(name)
         out.policies.append((name, state.cluster.policy.prune, sorted(ignore)))
         out.static.extend(static_rows(state, catalog))
+        if state.cluster.policy.delete_topics:
+            out.delete_topics[name] = tuple(state.cluster.policy.delete_topics)
         declared = [(ref, e.config) for ref, e in state.entities.items() if ref.entity_type == "brokers"]
         for topic in state.topics.values():
             declared.append((EntityRef("topics", topic.name), topic.config))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.afterstate import AfterRows
+from reconciler.impact.deletions import decide, like_pattern
 from reconciler.impact.frames import is_in, pair_in
 from reconciler.impact.inventory import Inventory
 
@@ -35,6 +36,7 @@ class Facts:
     rfs_of: dict[str, set[int]] = field(default_factory=dict)  # cluster -> its topics' replication factors
     created: int = 0
     grown: int = 0
+    deleted: list[dict[str, Any]] = field(default_factory=list)  # topics policy.deleteTopics deletes (`deletions`)
 
     @property
     def min_rf(self) -> dict[str, int | None]:
@@ -76,7 +78,7 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
     wanted = {(c, t) for c, t, *_ in after.topics}
     # membership in the manifests' lists is a predicate (frames.pair_in), not a join: a broadcast of a
     # driver-built table is a Spark job and stage of its own
-    s = collect_json(spark, {
+    sections = {
         "brokers": only(inv.brokers, clusters).select("cluster", "broker"),
         "dynamic": configs.filter(F.col("entity_type") == "brokers").select("cluster", "entity", "key", "value"),
         "static": only(inv.static, clusters).select("cluster", "broker", "key", "value"),
@@ -89,7 +91,11 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
             F.count(F.lit(1)).alias("n"), F.sum("partitions").alias("partitions")),
         "wantedLive": topics.filter(pair_in(spark, "cluster", "topic", wanted)).select(
             "cluster", "topic", "partitions"),
-    })
+    }
+    deletable = _deletable(inv, after)
+    if deletable is not None:
+        sections["deletable"] = deletable
+    s = collect_json(spark, sections)
     present, grown = _declared_topics(after.topics, s["wantedLive"])
     return Facts(
         brokers=[(r["cluster"], r["broker"]) for r in s["brokers"]],
@@ -100,7 +106,44 @@ def collect_facts(spark: SparkSession, inv: Inventory, after: AfterRows) -> Fact
         rfs_of=_rfs(s["topics"]),
         created=len(after.topics) - present,
         grown=grown,
+        deleted=decide(s.get("deletable", []), after.delete_topics, ((c, t) for c, t, *_ in after.topics)),
     )
+
+
+def _deletable(inv: Inventory, after: AfterRows) -> DataFrame | None:
+    """(cluster, topic, partitions, rf, replicas, bytes) of the topics of the clusters that opt into
+    `policy.deleteTopics` whose names may match an entry (`deletions.like_pattern`, a superset the driver narrows
+    with the plan's predicate): topics, replica sets and sizes in one shuffle, a row per topic. None when no
+    cluster opts in (the query is then unchanged)."""
+    from pyspark.sql import functions as F
+
+    policies = {c: entries for c, entries in after.delete_topics.items() if entries}
+    if not policies:
+        return None
+    spark = inv.topics.sparkSession
+    by_entries: dict[tuple[str, ...], list[str]] = {}  # clusters sharing entries (fleet defaults) share a test
+    for c, entries in sorted(policies.items()):
+        by_entries.setdefault(tuple(entries), []).append(c)
+    tests = [is_in(spark, "cluster", cs) & functools.reduce(
+        lambda x, y: x | y, [F.col("topic").like(like_pattern(e)) for e in entries])
+        for entries, cs in by_entries.items()]
+    wanted = functools.reduce(lambda x, y: x | y, tests)
+    clusters = sorted(policies)
+    none = F.lit(None)
+
+    def rows(df: DataFrame, partitions: Any, rf: Any, size: Any, present: int) -> DataFrame:
+        return only(df, clusters).filter(wanted).select(
+            "cluster", "topic", F.lit(present).alias("present"), partitions.cast("int").alias("partitions"),
+            rf.cast("int").alias("rf"), size.cast("long").alias("size"))
+
+    union = rows(inv.topics, F.col("partitions"), none, none, 1).unionByName(
+        rows(inv.partitions, none, F.size("replicas"), none, 0))
+    if inv.sizes is not None:
+        union = union.unionByName(rows(inv.sizes, none, none, F.col("size_bytes"), 0))
+    return union.groupBy("cluster", "topic").agg(
+        F.max("present").alias("present"), F.max("partitions").alias("partitions"), F.max("rf").alias("rf"),
+        F.sum("rf").alias("replicas"), F.sum("size").alias("bytes"),
+    ).filter(F.col("present") == 1).drop("present")
 
 
 def _declared_topics(declared: list[Row], live: list[dict[str, Any]]) -> tuple[int, int]:

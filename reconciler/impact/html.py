@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reconciler.impact.report import count, headline, redacted, size
+from reconciler.impact.report import DELETION_ROWS, count, deletion_rows, headline, redacted, size
 from reconciler.impact.riskexpr import RULES
 from reconciler.units import short
 
@@ -113,6 +113,15 @@ def _with_meaning(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "meaning": _meaning(str(r["rule"]))} for r in rows]
 
 
+def _deleted(s: dict[str, Any]) -> dict[str, Any] | None:
+    """The topics policy.deleteTopics deletes: totals and the rows shown (most bytes first); None if none."""
+    d = s.get("topicsDeleted") or {}
+    if not d.get("topics"):
+        return None
+    rows = deletion_rows(d, DELETION_ROWS)
+    return {**d, "shown": rows, "more": len(d.get("rows") or ()) - len(rows)}
+
+
 def _environment() -> Any:
     import jinja2
 
@@ -146,7 +155,9 @@ def render_html(summary: dict[str, Any]) -> str:
         "risk_bar": _risk_bar(s["topicsByRisk"]),
         "by_key": s["byKey"],
         "by_key_chart": _bar_chart(s["byKey"], "key", "topics", "topic changes", "key"),
+        "deleted": _deleted(s),
         "by_cluster": by_cluster,
+        "has_deleted_topics": any(c.get("topicsDeleted") for c in by_cluster),
         "by_cluster_chart": _bar_chart(by_cluster, "cluster", "topics", "affected clusters", "cluster"),
         "has_deletion": any(c.get("bytesDeletedEstimate") for c in by_cluster),
         "by_rule": _with_meaning(s["byRule"]),

@@ -14,7 +14,7 @@ from reconciler.units import short
 
 BUDGET = 60_000
 BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
-KEY_ROWS, RULE_ROWS, CLUSTER_ROWS, EXAMPLE_ROWS = 40, 30, 20, 15
+KEY_ROWS, RULE_ROWS, CLUSTER_ROWS, EXAMPLE_ROWS, DELETION_ROWS = 40, 30, 20, 15, 30
 
 
 SENSITIVE = "(sensitive)"
@@ -96,12 +96,49 @@ def _of(part: int, whole: int | None) -> str:
     return count(part) if not whole else f"{part:,} of {whole:,}"
 
 
+def _deleted(s: dict[str, Any]) -> dict[str, Any]:
+    """The report's `topicsDeleted` (empty when nothing is deleted, or from a summary made before it existed)."""
+    found = s.get("topicsDeleted") or {}
+    return found if found.get("topics") else {}
+
+
+def deleted_headline(d: dict[str, Any]) -> str:
+    """"2 topic(s) deleted (5 partitions, 1.0 KiB)": bytes known only for some topics are a lower bound."""
+    known = "" if d["bytes"] is None else f", {'at least ' if d['bytesUnknown'] else ''}{size(d['bytes'])}"
+    return f"{d['topics']:,} topic(s) deleted ({d['partitions']:,} partitions{known})"
+
+
 def headline(s: dict[str, Any]) -> str:
-    if not s["clustersAffected"]:
-        return f"no effective config changes in {len(s['clusters'])} cluster(s)"
-    return (f"{s['clustersAffected']:,} cluster(s), {s['brokersAffected']:,} broker(s), "
+    deleted = _deleted(s)
+    first = f"{deleted_headline(deleted)}; " if deleted else ""
+    if not (s["topicsAffected"] or s["brokersAffected"]):
+        return f"{first}no effective config changes in {len(s['clusters'])} cluster(s)"
+    return (f"{first}{s['clustersAffected']:,} cluster(s), {s['brokersAffected']:,} broker(s), "
             f"{s['topicsAffected']:,} topic(s), {s['partitionsAffected']:,} partition(s) affected"
             + ("" if s["bytesAffected"] is None else f", {size(s['bytesAffected'])}"))
+
+
+def deletion_rows(d: dict[str, Any], shown: int) -> list[dict[str, Any]]:
+    """The topics deleted, most bytes first (unknown sizes last), then most partitions; at most `shown`."""
+    return sorted(d.get("rows") or (), key=lambda r: (r["bytes"] is None, -(r["bytes"] or 0), -r["partitions"],
+                                                      r["cluster"], r["topic"]))[:shown]
+
+
+def _deletions(s: dict[str, Any]) -> list[str]:
+    """The first section, as the PR comment puts deletions first: every topic policy.deleteTopics deletes."""
+    d = _deleted(s)
+    if not d:
+        return []
+    rows = deletion_rows(d, DELETION_ROWS)
+    unknown = f" (the inventory has no sizes for {d['bytesUnknown']:,} of them)" if d["bytesUnknown"] else ""
+    out = [f"### {BADGE['destructive']} Topics to DELETE ({d['topics']:,} in {d['clusters']:,} cluster(s)): every "
+           "record they hold is lost", "",
+           f"{d['partitions']:,} partitions, {d['replicas']:,} replicas, {size(d['bytes'])}{unknown}, named by "
+           "`policy.deleteTopics`.", ""]
+    out += _table(["cluster", "topic", "partitions", "replicas", "bytes", "why"], [
+        [_cell(r["cluster"]), _cell(r["topic"]), count(r["partitions"]), count(r["replicas"]), size(r["bytes"]),
+         _prose(r.get("reasons"))] for r in rows], 2, 5)
+    return [*out, *_more(len(d.get("rows") or ()), len(rows), "topics to delete"), ""]
 
 
 def _revision(change: dict[str, Any]) -> str:
@@ -119,7 +156,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
     s = redacted(summary)
     inv = s["inventory"]
     risks = s["topicsByRisk"]
-    lines = [f"## Fleet impact: {headline(s)}", ""]
+    lines = [f"## Fleet impact: {headline(s)}", "", *_deletions(s)]
     worst = next((r for r in ("destructive", "disruptive") if risks.get(r)), None)
     if worst or any(k["risk"] != "safe" for k in s["byKey"]):
         parts = [f"{BADGE[r]} **{r}** on {risks.get(r, 0):,} topic(s)" for r in ("destructive", "disruptive")]
@@ -165,10 +202,14 @@ def _sections(s: dict[str, Any]) -> list[str]:
             for r in rules], 3)
     clusters = s["byCluster"][:CLUSTER_ROWS]
     if clusters:
+        gone = any(c.get("topicsDeleted") for c in s["byCluster"])  # columns only when some cluster deletes
         out += ["", f"### Most affected clusters ({len(clusters)} of {len(s['byCluster']):,})", ""]
-        out += _table(["cluster", "risk", "brokers", "topics", "partitions", "bytes", "changes"], [
+        out += _table(["cluster", "risk", "brokers", "topics", "partitions", "bytes", "changes",
+                       *(["topics deleted", "bytes deleted"] if gone else [])], [
             [_cell(c["cluster"]), f"{BADGE[c['risk']]} {c['risk']}", count(c["brokers"]), count(c["topics"]),
-             count(c["partitions"]), size(c["bytes"]), count(c["changes"])] for c in clusters], 2)
+             count(c["partitions"]), size(c["bytes"]), count(c["changes"]),
+             *([count(c.get("topicsDeleted", 0)), size(c.get("topicBytesDeleted"))] if gone else [])]
+            for c in clusters], 2)
     examples = s["topicChanges"][:EXAMPLE_ROWS]
     if examples:
         out += ["", f"### Examples (of {s['topicChangesTotal']:,} topic config changes)", ""]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from reconciler.impact.deletions import section as deletion_section
 from reconciler.impact.riskexpr import RULES, rules_of
 from reconciler.model import RISK_ORDER
 
@@ -109,6 +110,8 @@ def tally(s: dict[str, Rows], ch: Changes) -> dict[str, Any]:
     present = {r["cluster"] for r in s["present"]}
     inventory = s["inventory"][0]
     deleted = {r["cluster"]: r["bytes"] for r in s.get("deletion", [])}
+    topics_deleted = deletion_section(ch.facts.deleted)
+    affected |= {r["cluster"] for r in topics_deleted["byCluster"]}
     return {
         "format": SUMMARY_FORMAT,
         "clusters": ch.clusters,
@@ -122,13 +125,14 @@ def tally(s: dict[str, Rows], ch: Changes) -> dict[str, Any]:
         "brokerChangesTotal": sum(r["changes"] for r in s["brokerKeys"]),
         "byKey": _by_key(s, has_sizes),
         "byRule": _by_rule(s, has_sizes),
-        "byCluster": _by_cluster(s, has_sizes, deleted),
+        "byCluster": _by_cluster(s, has_sizes, deleted, topics_deleted["byCluster"]),
         "bytesDeletedEstimate": sum(deleted.values()) if has_sizes else None,
         "inventory": {"clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
                       "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0)},
         "missingClusters": sorted(set(ch.clusters) - present),
         "topicsCreated": s["created"][0]["n"],
         "partitionIncreases": s["grown"][0]["n"],
+        "topicsDeleted": topics_deleted,
         "topicChanges": s["sampleTopics"],
         "brokerChanges": s["sampleBrokers"],
     }
@@ -187,10 +191,14 @@ def _by_rule(s: dict[str, Rows], has_sizes: bool) -> Rows:
     return out
 
 
-def _by_cluster(s: dict[str, Rows], has_sizes: bool, deleted: dict[str, int]) -> Rows:
-    """Per cluster, most at risk first, then the most topics, partitions and changes."""
+def _by_cluster(s: dict[str, Rows], has_sizes: bool, deleted: dict[str, int],
+                topics_deleted: Rows | None = None) -> Rows:
+    """Per cluster, most at risk first, then the most topics, partitions and changes. `topicsDeleted`,
+    `partitionsDeleted`, `topicBytesDeleted`: the topics its policy.deleteTopics deletes (`deletions.section`'s
+    rows; a cluster deleting topics is destructive, even with no config change)."""
     acc: dict[str, dict[str, Any]] = defaultdict(lambda: {
-        "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None, "changes": 0, "level": 0})
+        "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0 if has_sizes else None, "changes": 0, "level": 0,
+        "topicsDeleted": 0, "partitionsDeleted": 0, "topicBytesDeleted": 0 if has_sizes else None})
     for r in s["topics"]:
         a = acc[r["cluster"]]
         a["topics"] += r["topics"]
@@ -204,10 +212,16 @@ def _by_cluster(s: dict[str, Rows], has_sizes: bool, deleted: dict[str, int]) ->
         acc[r["cluster"]]["level"] = max(acc[r["cluster"]]["level"], r["level"] or 0)
     for r in s["hitBrokers"]:
         acc[r["cluster"]]["brokers"] = r["brokers"]
+    for r in topics_deleted or ():
+        a = acc[r["cluster"]]
+        a |= {"topicsDeleted": r["topics"], "partitionsDeleted": r["partitions"],
+              "topicBytesDeleted": r["bytes"] if has_sizes else None}
+        a["level"] = max(a["level"], RISK_ORDER[r["risk"]])
     out = [{"cluster": c, "brokers": a["brokers"], "topics": a["topics"], "partitions": a["partitions"],
             "bytes": a["bytes"], "changes": a["changes"], "risk": _name(a["level"]),
-            "bytesDeletedEstimate": deleted.get(c, 0) if has_sizes else None, "level": a["level"]}
-           for c, a in acc.items()]
+            "bytesDeletedEstimate": deleted.get(c, 0) if has_sizes else None, "topicsDeleted": a["topicsDeleted"],
+            "partitionsDeleted": a["partitionsDeleted"], "topicBytesDeleted": a["topicBytesDeleted"],
+            "level": a["level"]} for c, a in acc.items()]
     out.sort(key=lambda r: (-r["level"], -r["topics"], -r["partitions"], -r["changes"], r["cluster"]))
     for r in out:
         del r["level"]
