@@ -13,6 +13,8 @@ import pytest
 
 from reconciler.impact import keys as K
 from reconciler.impact.afterstate import after_rows
+from reconciler.impact.deletions import decide, like_pattern
+from reconciler.impact.deletions import section as deletion_section
 from reconciler.impact.frames import columns
 from reconciler.impact.gitbase import _minimal
 from reconciler.impact.html import render_html
@@ -131,9 +133,11 @@ def summary(keys: int = 2) -> dict[str, Any]:
         "byRule": [{"rule": "retention-lowered", "risk": "destructive", "keys": ["log.retention.ms", "retention.ms"],
                     "clusters": 2, "brokers": 6, "topics": 1500, "partitions": 9000, "bytes": 5 << 40}],
         "byCluster": [{"cluster": "prod-1", "brokers": 3, "topics": 1000, "partitions": 6000, "bytes": 4 << 40,
-                       "changes": 1003, "risk": "destructive"},
+                       "changes": 1003, "risk": "destructive", "topicsDeleted": 1, "partitionsDeleted": 6,
+                       "topicBytesDeleted": 3 << 30},
                       {"cluster": "prod-2", "brokers": 3, "topics": 500, "partitions": 3000, "bytes": 1 << 40,
-                       "changes": 506, "risk": "destructive"}],
+                       "changes": 506, "risk": "destructive", "topicsDeleted": 1, "partitionsDeleted": 12,
+                       "topicBytesDeleted": None}],
         "inventory": {"clusters": 3, "brokers": 9, "topics": 3000, "partitions": 20000},
         "missingClusters": [], "topicsCreated": 1, "partitionIncreases": 0,
         "topicChanges": [{"cluster": "prod-1", "topic": "orders", "key": "retention.ms", "before": "604800000",
@@ -144,7 +148,20 @@ def summary(keys: int = 2) -> dict[str, Any]:
                            "reasons": [RETENTION_REASON]}],
         "source": {"before": "the inventory fleet (snapshot of 2026-01-01T00:00:00Z)", "after": "manifests",
                    "gitBase": None},
+        "topicsDeleted": deletion_section(DELETED),
     }
+
+
+DELETED = [  # as `deletions.decide` makes them
+    {"cluster": "prod-1", "topic": "tmp-load|test", "partitions": 6, "replicationFactor": 3, "replicas": 18,
+     "bytes": 3 << 30, "matched": "tmp-*", "risk": "destructive",
+     "reasons": ["topic deleted (6 partitions × 3 replicas): every record it holds is lost; policy.deleteTopics "
+                 "entry 'tmp-*'", "3.0 GiB in its partitions (3,221,225,472 bytes, the inventory's sizes)"]},
+    {"cluster": "prod-2", "topic": "orders.v1", "partitions": 12, "replicationFactor": 3, "replicas": 36,
+     "bytes": None, "matched": "orders.v1", "risk": "destructive",
+     "reasons": ["topic deleted (12 partitions × 3 replicas): every record it holds is lost; policy.deleteTopics "
+                 "entry 'orders.v1'"]},
+]
 
 
 RETENTION_REASON = "retention lowered from 7d to 3d: data older than 3d is deleted"
@@ -154,6 +171,82 @@ def test_markdown_golden() -> None:
     text = render_markdown(summary())
     assert text == GOLDEN.read_text(encoding="utf-8")
     assert "`x\\|<b>@team`" in text  # inside a code span: no HTML, no mention; the pipe cannot end the cell
+
+
+def test_deletions_come_first_in_every_report() -> None:
+    """The Markdown opens with the topics to delete (headline, then their section, before the comparison), the
+    HTML likewise (before "Change assessed"), with sizes and the plan's reasons; without deletions neither shows
+    the section."""
+    md = render_markdown(summary())
+    assert md.startswith("## Fleet impact: 2 topic(s) deleted (18 partitions, at least 3.0 GiB); 2 cluster(s)")
+    assert md.index("### 🛑 Topics to DELETE (2 in 2 cluster(s))") < md.index("Compared:")
+    assert "| `prod-1` | `tmp-load\\|test` | 6 | 18 | 3.0 GiB |" in md  # the pipe cannot end the cell
+    html = render_html(summary())
+    top = html[html.index("Topics to delete"):html.index("Change assessed")]
+    assert "<code>tmp-load|test</code>" in top and "3.0 GiB" in top and "orders.v1" in top
+    assert "3,221,225,472 bytes" in top  # the reasons, sizes included
+    plain = summary()
+    plain["topicsDeleted"] = deletion_section([])
+    assert "DELETE" not in render_markdown(plain) and "Topics to delete" not in render_html(plain)
+    del plain["topicsDeleted"]  # a summary made before deletions were reported
+    assert render_markdown(plain).startswith("## Fleet impact: 2 cluster(s)")
+
+
+def test_deletion_section_counts_known_bytes() -> None:
+    d = deletion_section(DELETED)
+    assert {k: d[k] for k in ("topics", "partitions", "replicas", "bytes", "bytesUnknown", "clusters")} == {
+        "topics": 2, "partitions": 18, "replicas": 54, "bytes": 3 << 30, "bytesUnknown": 1, "clusters": 2}
+    assert [c["cluster"] for c in d["byCluster"]] == ["prod-1", "prod-2"]  # most bytes first
+    assert d["byCluster"][1]["bytes"] is None  # nothing known: null, never 0
+    assert deletion_section([])["bytes"] is None and deletion_section([])["topics"] == 0
+
+
+NAMES = ["tmp-a", "tmp_a", "tmpXa", "old.orders", "oldXorders", "a%b", "a_b", "ab", "x\\y", "__consumer_offsets",
+         "consumer_offsets", "orders-1", "orders-9", "orders-x", "[lit", "q", ""]
+
+
+@pytest.mark.parametrize("entry", ["tmp-*", "tmp_a", "old.orders", "a%b", "*_offsets", "orders-[0-8]",
+                                   "orders-[!x]", "?", "[lit", "x\\y", "*", "a*b?"])
+def test_like_pattern_keeps_every_name_the_entry_names(entry: str) -> None:
+    """The Spark prefilter may keep more names than the entry matches, never fewer; emulated here with the LIKE
+    semantics Spark applies (`%` any run, `_` one character, backslash escapes)."""
+    from reconciler.diff.topics import policy_match
+
+    pattern = like_pattern(entry)
+    regex, i = "", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            regex += re.escape(pattern[i + 1])
+            i += 2
+            continue
+        regex += ".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
+        i += 1
+    for name in NAMES:
+        if policy_match([entry], name) is not None:
+            assert re.fullmatch(regex, name, re.S), (entry, name, pattern)
+    assert like_pattern("tmp-*") == "tmp-%" and like_pattern("a_b%") == "a\\_b\\%"  # exact where it can be
+
+
+def test_deletions_are_decided_as_the_plan_decides() -> None:
+    """`decide` keeps what `plan_deletions` would delete from the same live topics: undeclared, named, never
+    internal; and only in the cluster whose policy names it."""
+    from reconciler.diff.topics import plan_deletions
+
+    names = ["tmp-a", "tmp-kept", "__tmp", "__consumer_offsets", "keep", "old.orders"]
+    entries = ("tmp-*", "__*", "*offsets", "old.orders")
+    cluster = ClusterSpec("c1", "3.6", ZooKeeperSpec("zk:2181"), (1, 2), policy=Policy(delete_topics=entries))
+    desired = DesiredState(cluster=cluster, entities=frozen_map({}),
+                           topics=frozen_map({"tmp-kept": DesiredTopic("tmp-kept", None, None, frozen_map({}))}))
+    live = LiveState(cluster="c1", brokers={}, topics={n: LiveTopic(n, {0: (1, 2)}, version=1) for n in names},
+                     entities=frozen_map({}))
+    planned = [(t.name, t.matched) for t in plan_deletions(desired, live)[0]]
+    rows = [{"cluster": c, "topic": n, "partitions": 1, "rf": 2, "replicas": 2, "bytes": None}
+            for c in ("c1", "c2") for n in names]
+    decided = decide(rows, {"c1": entries}, [("c1", "tmp-kept")])
+    assert [(r["topic"], r["matched"]) for r in decided] == planned == [("old.orders", "old.orders"),
+                                                                         ("tmp-a", "tmp-*")]
+    assert {r["cluster"] for r in decided} == {"c1"}
 
 
 def test_markdown_stays_a_comment_at_fleet_scale() -> None:
