@@ -247,6 +247,7 @@ class Policy:
     max_deletes: int = 20
     allow_destructive: bool = False
     delete_topics: tuple[str, ...] = ()  # names or shell patterns of undeclared live topics apply may delete
+    prune_acls: bool = False  # policy.pruneAcls: remove ACL resources in ZooKeeper that no manifest declares
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +284,59 @@ class ListenersSpec:
     inter_broker_source: SourceRef | None = None  # the `interBrokerListener:` line
 
 
+# --- ACLs (Kafka's AclAuthorizer in ZooKeeper mode; layout and formats in zk/acls.py, docs/acls.md) -----------
+
+# SecurityUtils.resourceTypeName: the names in ZooKeeper paths and in manifests
+ACL_RESOURCE_TYPES = ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User")
+ACL_PATTERNS = ("LITERAL", "PREFIXED")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class AclResource:
+    """A resource pattern (Kafka's ResourcePattern): type, pattern type and name (or prefix)."""
+
+    resource_type: str  # one of ACL_RESOURCE_TYPES
+    pattern: str  # LITERAL or PREFIXED
+    name: str
+
+    @property
+    def display(self) -> str:
+        return f"{self.resource_type}:{self.pattern}:{self.name}"
+
+    def __str__(self) -> str:
+        return self.display
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class AclEntry:
+    """One access control entry (Kafka's AclEntry): principal `Type:name`, host, operation, Allow/Deny."""
+
+    principal: str
+    host: str
+    operation: str  # SecurityUtils.operationName: Read, Write, IdempotentWrite, ...
+    permission: str  # Allow or Deny
+
+    @property
+    def display(self) -> str:
+        return f"{self.permission} {self.principal} {self.operation} from {self.host}"
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredAcls:
+    """The complete set of entries one resource pattern should have (entries not listed are removed)."""
+
+    resource: AclResource
+    entries: frozenset[AclEntry]
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveAcls:
+    resource: AclResource
+    entries: frozenset[AclEntry]
+    version: int  # the resource znode's version (apply guards on it, as AclAuthorizer.updateResourceAcls)
+
+
 @dataclass(frozen=True, slots=True)
 class DesiredState:
     """Everything the manifests say about one cluster, after fleet layering and listener compilation."""
@@ -294,6 +348,7 @@ class DesiredState:
     # static server.properties (validation and impact only, never written): "default" or broker id -> key -> value
     static: Mapping[str, Mapping[str, DesiredValue]] = field(default_factory=frozen_map)
     revision: str | None = None
+    acls: Mapping[AclResource, DesiredAcls] = field(default_factory=frozen_map)  # kind Acls (manifests/acls.py)
 
 
 class ClusterSettings(Protocol):
@@ -374,6 +429,8 @@ class LiveState:
     applied_passwords: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # /admin/delete_topics children: topics marked for deletion that the controller has not finished deleting
     topics_being_deleted: frozenset[str] = frozenset()
+    # /kafka-acl and /kafka-acl-extended/prefixed resource znodes (zk/acls.py); None: not read
+    acls: Mapping[AclResource, LiveAcls] | None = None
 
 
 ChangeOp = Literal["+", "~", "-"]

@@ -16,6 +16,8 @@ from typing import Any
 from reconciler.errors import Diagnostic, clip
 from reconciler.model import (
     RISK_ORDER,
+    AclEntry,
+    AclResource,
     ChangeOp,
     EntityRef,
     Redacted,
@@ -130,6 +132,44 @@ class TopicDelete:
 
 
 @dataclass(frozen=True, slots=True)
+class AclPlan:
+    """The entries of one ACL resource pattern to add and remove. Apply writes `after` (the complete set; empty:
+    the znode is deleted, as AclAuthorizer.updateResourceAcls does) guarded by the version read at plan time,
+    with its change notification, in one transaction. `pruned`: declared by no manifest (policy.pruneAcls)."""
+
+    resource: AclResource
+    base_version: int | None  # None: no znode (apply creates it)
+    add: tuple[AclEntry, ...]
+    remove: tuple[AclEntry, ...]
+    after: tuple[AclEntry, ...]
+    pruned: bool = False
+    source: SourceRef | None = None
+
+    @property
+    def losing(self) -> tuple[str, ...]:
+        """Principals that may lose access: a removed Allow or an added Deny (Deny wins over Allow in Kafka)."""
+        hit = {e.principal for e in self.remove if e.permission == "Allow"}
+        hit |= {e.principal for e in self.add if e.permission == "Deny"}
+        return tuple(sorted(hit))
+
+    @property
+    def risk(self) -> Risk:
+        return "disruptive" if self.losing else "safe"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        out = []
+        for e in sorted(self.remove):
+            if e.permission == "Allow":
+                out.append(f"{e.principal} loses {e.operation} on {self.resource.display} (Allow removed)")
+        for e in sorted(self.add):
+            if e.permission == "Deny":
+                out.append(f"{e.principal} is denied {e.operation} on {self.resource.display} (a Deny wins over "
+                           "every Allow)")
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
 class PlanCounts:
     add: int
     change: int
@@ -137,11 +177,12 @@ class PlanCounts:
     topics_created: int
     partitions_added: int
     topics_deleted: int = 0
+    acl_entries: int = 0  # ACL entries added plus removed
 
     @property
     def total(self) -> int:
         return (self.add + self.change + self.remove + self.topics_created + self.partitions_added
-                + self.topics_deleted)
+                + self.topics_deleted + self.acl_entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +192,8 @@ class Plan:
     topics_to_create: tuple[TopicCreate, ...] = ()
     partition_increases: tuple[PartitionIncrease, ...] = ()
     topics_to_delete: tuple[TopicDelete, ...] = ()  # written to JSON only when present (older ids unchanged)
+    acls: tuple[AclPlan, ...] = ()  # ACL resource patterns to change; in JSON only when present
+    unmanaged_acls: tuple[str, ...] = ()  # live ACL resource patterns no manifest declares (left alone)
     unmanaged: tuple[str, ...] = ()  # entity display names present live but declared by no manifest
     ignored: int = 0  # live keys left alone because of policy.ignoreKeys / replication throttles
     warnings: tuple[str, ...] = ()
@@ -171,7 +214,8 @@ class Plan:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.entities or self.topics_to_create or self.partition_increases or self.topics_to_delete)
+        return not (self.entities or self.topics_to_create or self.partition_increases or self.topics_to_delete
+                    or self.acls)
 
     @property
     def counts(self) -> PlanCounts:
@@ -183,12 +227,13 @@ class Plan:
             topics_created=len(self.topics_to_create),
             partitions_added=sum(p.target - p.current for p in self.partition_increases),
             topics_deleted=len(self.topics_to_delete),
+            acl_entries=sum(len(a.add) + len(a.remove) for a in self.acls),
         )
 
     @property
     def max_risk(self) -> Risk:
         risks = ([e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
-                 + [t.risk for t in self.topics_to_delete])
+                 + [t.risk for t in self.topics_to_delete] + [a.risk for a in self.acls])
         return max(risks, key=RISK_ORDER.__getitem__, default="safe")
 
     def with_id(self) -> Plan:
@@ -300,6 +345,33 @@ def cluster_warnings(
         d.source is None or under(d.source.file, cluster_dir) or not any(under(d.source.file, o) for o in dirs))]
 
 
+def _acl_entries_to_json(entries: Sequence[AclEntry]) -> list[dict[str, str]]:
+    return [{"principal": e.principal, "host": e.host, "operation": e.operation, "permission": e.permission}
+            for e in entries]
+
+
+def _acl_entries_from_json(raw: Sequence[Mapping[str, str]]) -> tuple[AclEntry, ...]:
+    return tuple(AclEntry(str(e["principal"]), str(e["host"]), str(e["operation"]), str(e["permission"]))
+                 for e in raw)
+
+
+def _acl_plan_to_json(a: AclPlan) -> dict[str, Any]:
+    r = a.resource
+    return {"resource": {"type": r.resource_type, "pattern": r.pattern, "name": r.name},
+            "baseVersion": a.base_version, "add": _acl_entries_to_json(a.add),
+            "remove": _acl_entries_to_json(a.remove), "after": _acl_entries_to_json(a.after),
+            "pruned": a.pruned, "source": _source_to_json(a.source)}
+
+
+def _acl_plan_from_json(raw: Mapping[str, Any]) -> AclPlan:
+    r = raw["resource"]
+    version = raw.get("baseVersion")
+    return AclPlan(AclResource(str(r["type"]), str(r["pattern"]), str(r["name"])),
+                   None if version is None else int(version), _acl_entries_from_json(raw["add"]),
+                   _acl_entries_from_json(raw["remove"]), _acl_entries_from_json(raw["after"]),
+                   bool(raw.get("pruned", False)), _source_from_json(raw.get("source")))
+
+
 def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "formatVersion": plan.format_version,
@@ -343,6 +415,8 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
             {"name": t.name, "partitions": t.partitions, "replicationFactor": t.replication_factor,
              "baseVersion": t.base_version, "matched": t.matched}
             for t in plan.topics_to_delete]} if plan.topics_to_delete else {}),
+        **({"acls": [_acl_plan_to_json(a) for a in plan.acls]} if plan.acls else {}),
+        **({"unmanagedAcls": list(plan.unmanaged_acls)} if plan.unmanaged_acls else {}),
         "unmanaged": list(plan.unmanaged),
         "ignored": plan.ignored,
         "warnings": list(plan.warnings),
@@ -401,6 +475,8 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
                         base_version=int(t["baseVersion"]), matched=str(t["matched"]))
             for t in raw.get("topicsToDelete", ())
         ),
+        acls=tuple(_acl_plan_from_json(a) for a in raw.get("acls", ())),
+        unmanaged_acls=tuple(str(a) for a in raw.get("unmanagedAcls", ())),
         unmanaged=tuple(raw.get("unmanaged", ())),
         ignored=int(raw.get("ignored", 0)),
         warnings=tuple(raw.get("warnings", ())),

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from reconciler.catalog import Catalog, load_catalog
+from reconciler.diff.acls import plan_acls
 from reconciler.diff.config import Comparer, ConfigDiffer, SecretState
 from reconciler.diff.topics import plan_deletions, plan_topics
 from reconciler.errors import Diagnostic
@@ -68,12 +69,15 @@ def build_plan(
 
     plans, ignored = _entity_plans(targets, live, differ)
     plans.sort(key=lambda p: entity_sort_key(p.ref))
+    acl_plans, unmanaged_acls = plan_acls(desired.acls, live.acls, policy.prune_acls)
     plan = Plan(
         cluster=desired.cluster.name,
         entities=tuple(plans),
         topics_to_create=tuple(topics.creates),
         partition_increases=tuple(topics.increases),
         topics_to_delete=tuple(deletions),
+        acls=tuple(acl_plans),
+        unmanaged_acls=tuple(unmanaged_acls),
         unmanaged=tuple(sorted(unmanaged)),
         ignored=ignored,
         warnings=tuple(sorted(set(differ.warnings))),

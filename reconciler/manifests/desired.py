@@ -13,6 +13,7 @@ from typing import Any
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
+from reconciler.manifests.acls import build_acls
 from reconciler.manifests.convert import layer_config, marker, secret_ref
 from reconciler.manifests.desired_parts import (
     Declared,
@@ -95,6 +96,7 @@ def _policy(fleet: FleetLayer, own: Mapping[str, Any]) -> Policy:
         max_deletes=int(merged.get("maxDeletes", 20)),
         allow_destructive=bool(merged.get("allowDestructive", False)),
         delete_topics=tuple(str(p) for p in merged.get("deleteTopics") or ()),
+        prune_acls=bool(merged.get("pruneAcls", False)),
     )
 
 
@@ -265,6 +267,7 @@ def build_desired(
     listeners = build_listeners(sources.documents, cluster, catalog, declared, diags)
     topics = build_topics(sources.documents, fleet, catalog, version, diags)
     build_quotas(sources.documents, catalog, declared, diags)
+    acls = build_acls(sources.documents, diags)
     build_scram_users(sources.documents, declared, diags)  # beside the users' quotas: after them
 
     entities = {
@@ -277,6 +280,7 @@ def build_desired(
         topics=frozen_map(topics),
         listeners=listeners,
         static=_frozen_static(static),
+        acls=acls,
     )
     return state, diags
 

@@ -42,6 +42,7 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Listeners": "listeners.json",
         "Topics": "topics.json",
         "Quotas": "quotas.json",
+        "Acls": "acls.json",
         "FleetDefaults": "fleet-defaults.json",
     }
 )

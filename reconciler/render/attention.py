@@ -19,9 +19,10 @@ from reconciler.render.md_text import code, plain
 
 # Ranks: lower is more severe, shown first. Room is left above warnings for kinds that lose data.
 RANK_DELETIONS = 0
+RANK_ACCESS = 10  # ACL changes that take access away from principals
 RANK_WARNINGS = 20
 RANK_UNMANAGED = 40
-ICON = {"deletions": "🛑", "warnings": "⚠️", "unmanaged": "ℹ️"}
+ICON = {"deletions": "🛑", "access": "🔒", "warnings": "⚠️", "unmanaged": "ℹ️"}
 WARNINGS_SHOWN = 40  # merged warnings listed; the rest are counted
 SOURCES_SHOWN = 5  # manifest lines named per warning
 NAMES_SHOWN = 20  # unmanaged entities named per cluster
@@ -57,6 +58,7 @@ class Block:
     warnings: tuple[MergedWarning, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     deletions: tuple[tuple[str, TopicDelete], ...] = ()  # (cluster, topic to delete)
+    access: tuple[tuple[str, str], ...] = ()  # (cluster, reason: a principal that loses access)
 
 
 def _template(message: str) -> tuple[str, frozenset[int]]:
@@ -111,10 +113,14 @@ def attention(plans: Sequence[Plan]) -> list[Block]:
     deletions = tuple((p.cluster, t) for p in plans for t in p.topics_to_delete)
     if deletions:
         blocks.append(Block(RANK_DELETIONS, "deletions", len(deletions), deletions=deletions))
+    access = tuple((p.cluster, reason) for p in plans for a in p.acls for reason in a.reasons)
+    if access:
+        blocks.append(Block(RANK_ACCESS, "access", len(access), access=access))
     warnings = merged_warnings(plans)
     if warnings:
         blocks.append(Block(RANK_WARNINGS, "warnings", len(warnings), warnings=tuple(warnings)))
-    unmanaged = tuple(Unmanaged(p.cluster, p.unmanaged) for p in plans if p.unmanaged)
+    unmanaged = tuple(Unmanaged(p.cluster, (*p.unmanaged, *(f"acl {a}" for a in p.unmanaged_acls)))
+                      for p in plans if p.unmanaged or p.unmanaged_acls)
     if unmanaged:
         count = sum(len(u.names) for u in unmanaged)
         blocks.append(Block(RANK_UNMANAGED, "unmanaged", count, unmanaged=unmanaged))
@@ -136,6 +142,14 @@ def _block_lines(block: Block, several: bool) -> list[str]:
         for cluster, t in block.deletions:
             lines.append(f"- {code(cluster)} {code(t.name)}: {t.partitions} partitions × {t.replication_factor} "
                          f"replicas, named by policy.deleteTopics {code(t.matched)}")
+        return [*lines, ""]
+    if block.kind == "access":
+        lines = [f"**{ICON['access']} Access removed ({block.count}): these principals lose access when this "
+                 "is applied**"]
+        lines += [f"- {code(cluster)}: {plain(clip(reason, MESSAGE_CHARS))}"
+                  for cluster, reason in block.access[:WARNINGS_SHOWN]]
+        if block.count > WARNINGS_SHOWN:
+            lines.append(f"- … and {block.count - WARNINGS_SHOWN} more (see the plan artifact)")
         return [*lines, ""]
     if block.kind == "warnings":
         lines = [f"**{ICON['warnings']} Warnings ({block.count})**"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from reconciler.errors import clip
 from reconciler.errors import printable as printable  # re-exported: the renderers import it from here
 from reconciler.model import RISK_ORDER, Risk, SourceRef
-from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
+from reconciler.plan import AclPlan, Change, EntityPlan, PartitionIncrease, Plan, TopicCreate
 from reconciler.units import describe
 
 MAX_SHOWN_VALUE = 1000  # characters of one value in text and Markdown plans
@@ -31,11 +31,14 @@ class Totals:
     destructive: int = 0
     disruptive: int = 0
     max_risk: Risk = "safe"
+    acl_add: int = 0  # ACL entries to add
+    acl_remove: int = 0  # ACL entries to remove
 
     @property
     def units(self) -> int:
-        """Items an operator reviews: key changes, topic creations, partition increases."""
-        return self.add + self.change + self.remove + self.topics + self.partitions + self.deleted
+        """Items an operator reviews: key changes, topic creations, partition increases, ACL entries."""
+        return (self.add + self.change + self.remove + self.topics + self.partitions + self.deleted
+                + self.acl_add + self.acl_remove)
 
     def __add__(self, other: Totals) -> Totals:
         risk = max(self.max_risk, other.max_risk, key=RISK_ORDER.__getitem__)
@@ -43,6 +46,7 @@ class Totals:
             self.add + other.add, self.change + other.change, self.remove + other.remove,
             self.topics + other.topics, self.partitions + other.partitions, self.deleted + other.deleted,
             self.destructive + other.destructive, self.disruptive + other.disruptive, risk,
+            self.acl_add + other.acl_add, self.acl_remove + other.acl_remove,
         )
 
 
@@ -57,12 +61,15 @@ def plan_totals(plan: Plan) -> Totals:
         risks[p.risk] += 1
     for t in plan.topics_to_delete:
         risks[t.risk] += 1
+    for a in plan.acls:
+        risks[a.risk] += 1
     top: Risk = max((r for r, n in risks.items() if n), key=RISK_ORDER.__getitem__, default="safe")
     partitions = sum(p.target - p.current for p in plan.partition_increases)
     return Totals(
         add=ops["+"], change=ops["~"], remove=ops["-"], topics=len(plan.topics_to_create),
         partitions=partitions, deleted=len(plan.topics_to_delete), destructive=risks["destructive"],
         disruptive=risks["disruptive"], max_risk=top,
+        acl_add=sum(len(a.add) for a in plan.acls), acl_remove=sum(len(a.remove) for a in plan.acls),
     )
 
 
@@ -86,6 +93,8 @@ def summary(t: Totals) -> str:
         parts.append(_n(t.partitions, "partition", "partitions") + " to add")
     if t.deleted:
         parts.append(_n(t.deleted, "topic", "topics") + " to DELETE")
+    if t.acl_add or t.acl_remove:
+        parts.append(f"ACL entries: {t.acl_add} to add, {t.acl_remove} to remove")
     risky = [f"{n} {name}" for name, n in (("destructive", t.destructive), ("disruptive", t.disruptive)) if n]
     return ", ".join(parts) + (f" ({', '.join(risky)})" if risky else "")
 
@@ -179,3 +188,18 @@ def header_details(plan: Plan) -> str:
              f"revision {plan.revision}" if plan.revision else None,
              f"plan {plan.plan_id}" if plan.plan_id else None]
     return " · ".join(p for p in parts if p)
+
+
+def acl_symbol(a: AclPlan) -> str:
+    return "-" if not a.after else "+" if a.base_version is None else "~"
+
+
+def acl_note(a: AclPlan) -> str:
+    if not a.after:
+        return "znode deleted: no entries left" + (" (policy.pruneAcls)" if a.pruned else "")
+    return "new znode" if a.base_version is None else f"znode version {a.base_version}"
+
+
+def acl_lines(a: AclPlan) -> list[tuple[str, str]]:
+    """(op, text) per entry added or removed: `- Allow User:bob Read from *`."""
+    return [("-", f"- {e.display}") for e in a.remove] + [("+", f"+ {e.display}") for e in a.add]

@@ -18,6 +18,9 @@ from reconciler.render.attention import attention_markdown
 from reconciler.render.common import (
     NO_CHANGES,
     Totals,
+    acl_lines,
+    acl_note,
+    acl_symbol,
     all_totals,
     entity_note,
     entity_symbol,
@@ -61,7 +64,8 @@ def code_markdown(text: str) -> str:
 def _items(plan: Plan) -> int:
     """Changes as the truncation note counts them: key changes, topic creations, partition increases."""
     keys = sum(len(e.changes) for e in plan.entities)
-    return keys + len(plan.topics_to_create) + len(plan.partition_increases) + len(plan.topics_to_delete)
+    return (keys + len(plan.topics_to_create) + len(plan.partition_increases) + len(plan.topics_to_delete)
+            + sum(len(a.add) + len(a.remove) for a in plan.acls))
 
 
 def _comment(c: Change) -> str:
@@ -89,6 +93,14 @@ def _diff(plan: Plan) -> list[_Line]:
     for gone in plan.topics_to_delete:
         lines.append((f"- topic {gone.name}: {gone.partitions} partitions, replication factor "
                       f"{gone.replication_factor}  # policy.deleteTopics {gone.matched}", 1))
+    for a in plan.acls:  # who gains or loses access, before config
+        src = source(a.source)
+        lines.append((f"@@ {acl_symbol(a)} acl {a.resource.display} ({acl_note(a)}) @@" + (f"  # {src}" if src else ""),
+                      0))
+        entries = acl_lines(a)
+        for i, (_, text) in enumerate(entries):
+            lost = text.startswith("- Allow") or text.startswith("+ Deny")
+            lines.append((text + ("  # access LOST" if lost else ""), 1 if i == len(entries) - 1 else 0))
     for e in plan.entities:
         lines.append((f"@@ {entity_symbol(e)} {e.ref.display} ({entity_note(e)}) @@", 0))
         for c in e.changes:
@@ -118,6 +130,7 @@ def _reasons(plan: Plan) -> list[str]:
         found += [(f"topics/{p.name}", "partitions", p.reasons) for p in plan.partition_increases
                   if p.risk == risk]
         found += [(f"topics/{g.name}", "(topic)", g.reasons) for g in plan.topics_to_delete if g.risk == risk]
+        found += [(f"acl {a.resource.display}", "(access)", a.reasons) for a in plan.acls if a.risk == risk]
         if not found:
             continue
         out.append(f"**{BADGE[risk]} {risk.capitalize()} ({len(found)})**")

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 from reconciler.plan import Change, Plan
 from reconciler.render.common import (
+    acl_lines,
+    acl_note,
+    acl_symbol,
     all_totals,
     change_text,
     entity_note,
@@ -65,6 +68,15 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
         out.add(f"  - topic {gone.name} ({gone.partitions} partitions) will be DELETED "
                 f"(policy.deleteTopics {gone.matched!r})", _OP_STYLE["-"])
         out.add(f"          [destructive: {'; '.join(gone.reasons)}]", _RISK_STYLE.get(gone.risk))
+    for a in plan.acls:  # next: who gains or loses access
+        symbol = acl_symbol(a)
+        src = source(a.source)
+        out.add(f"  {symbol} acl {a.resource.display}  ({acl_note(a)})" + (f"  ({src})" if src else ""),
+                _OP_STYLE[symbol])
+        for op, text in acl_lines(a):
+            out.add(f"      {text}", _OP_STYLE[op])
+        if a.reasons:
+            out.add(f"          [{a.risk}: {'; '.join(a.reasons)}]", _RISK_STYLE.get(a.risk))
     for e in plan.entities:
         symbol = entity_symbol(e)
         out.add(f"  {symbol} {e.ref.display}  ({entity_note(e)})", _OP_STYLE[symbol])
@@ -84,6 +96,9 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     if plan.is_empty and several:
         out.add("  No changes.")
     notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]
+    if plan.unmanaged_acls:
+        notes.append(f"{len(plan.unmanaged_acls)} ACL resource pattern(s) no manifest declares, left as they are "
+                     f"(policy.pruneAcls removes them): {', '.join(plan.unmanaged_acls)}")
     if notes or plan.warnings:
         out.add()
     for note in notes:

@@ -39,6 +39,7 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
+from reconciler.zk.acls import acl_groups
 from reconciler.zk.audit import (
     AUDIT_NODE,
     FIRST_UNITS,
@@ -370,7 +371,8 @@ class _Builder:
         for e in self.plan.entities:  # users/<u> with its users/<u>/clients/<c>: one unit
             client_part = "" if e.ref.entity_type == "users" else e.ref.client or ""
             families.setdefault((e.ref.entity_type, e.ref.name, client_part), []).append(e)
-        return groups + [self._family(members, current) for members in families.values()]
+        groups += [self._family(members, current) for members in families.values()]
+        return groups + acl_groups(self.plan.acls, self.acls)  # guarded by their versions (zk/acls.py)
 
     def _refuse_stale(self, current: Mapping[str, Any]) -> None:
         stale: list[str] = []

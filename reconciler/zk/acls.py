@@ -1,0 +1,116 @@
+"""ACLs in ZooKeeper exactly as Kafka 3.9's AclAuthorizer reads and writes them (core/.../kafka/zk/ZkData.scala):
+
+* Resource znodes (`ZkAclStore.path`): LITERAL patterns under `/kafka-acl/<ResourceType>/<name>`
+  (`LiteralAclStore`), PREFIXED under `/kafka-acl-extended/prefixed/<ResourceType>/<name>` (`ExtendedAclStore`:
+  the pattern type's name in lower case), `<ResourceType>` being `SecurityUtils.resourceTypeName` (Topic, Group,
+  Cluster, TransactionalId, DelegationToken, User).
+* Their data (`ResourceZNode.encode` -> `AclEntry.toJsonCompatibleMap`): compact JSON whose key order is the one
+  Kafka's Jackson writes for those HashMaps, checked byte for byte against AclCommand's output:
+  `{"acls":[{"principal":"User:alice","permissionType":"Allow","host":"*","operation":"Read"}],"version":1}`.
+  The entries are a Java HashSet (their order is not defined); we write them sorted. Read: `AclEntry.fromBytes`.
+* Every change gets a sequential notification the brokers' listeners act on (`ZkAclChangeStore.createChangeNode`):
+  literal: `/kafka-acl-changes/acl_changes_NNNNNNNNNN` holding `TOPIC:name` (`LiteralAclChangeStore.encode`,
+  ResourceType's enum name); prefixed: `/kafka-acl-extended-changes/acl_changes_NNNNNNNNNN` holding
+  `{"version":1,"resourceType":"TOPIC","name":"app-","patternType":"PREFIXED"}` (`ExtendedAclChangeStore`).
+* An update is version-guarded (`KafkaZkClient.conditionalSetAclsForResource` / `createAclsForResourceIfNotExists`),
+  and a resource left without entries is deleted (`AclAuthorizer.updateResourceAcls` -> `deleteResource`).
+  Here the write and its notification are one multi-transaction per resource.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from reconciler.errors import LiveStateError
+from reconciler.model import ACL_RESOURCE_TYPES, AclEntry, AclResource, LiveAcls, frozen_map
+from reconciler.plan import AclPlan
+from reconciler.rules.acls import ENUM_NAMES
+from reconciler.zk.txn import Group, Op
+
+LITERAL_ROOT = "/kafka-acl"
+EXTENDED_ROOT = "/kafka-acl-extended"
+PREFIXED_ROOT = f"{EXTENDED_ROOT}/prefixed"
+LITERAL_CHANGES = "/kafka-acl-changes/acl_changes_"
+EXTENDED_CHANGES = "/kafka-acl-extended-changes/acl_changes_"
+
+
+def resource_path(r: AclResource) -> str:
+    root = LITERAL_ROOT if r.pattern == "LITERAL" else PREFIXED_ROOT
+    return f"{root}/{r.resource_type}/{r.name}"
+
+
+def encode_acls(entries: Sequence[AclEntry]) -> bytes:
+    """ResourceZNode.encode, byte for byte (key order as Kafka writes it; entries sorted)."""
+    body = {"acls": [{"principal": e.principal, "permissionType": e.permission, "host": e.host,
+                      "operation": e.operation} for e in sorted(entries)], "version": 1}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def decode_acls(data: bytes, where: str) -> frozenset[AclEntry]:
+    """AclEntry.fromBytes: empty data is no entries; version must be 1."""
+    if not data:
+        return frozenset()
+    try:
+        obj = json.loads(data)
+        if obj.get("version") != 1:
+            raise ValueError("version is not 1")
+        return frozenset(AclEntry(str(a["principal"]), str(a["host"]), str(a["operation"]), str(a["permissionType"]))
+                         for a in obj["acls"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise LiveStateError(f"{where}: not Kafka's ACL JSON ({type(exc).__name__})") from None
+
+
+def encode_change(r: AclResource) -> tuple[str, bytes]:
+    """(sequential path prefix, data) of the resource's change notification."""
+    enum = ENUM_NAMES[r.resource_type]
+    if r.pattern == "LITERAL":
+        return LITERAL_CHANGES, f"{enum}:{r.name}".encode()
+    body = {"version": 1, "resourceType": enum, "name": r.name, "patternType": r.pattern}
+    return EXTENDED_CHANGES, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def read_acls(client: KazooClient) -> Mapping[AclResource, LiveAcls]:
+    """Every ACL resource znode (literal and prefixed) with its entries and version."""
+    out: dict[AclResource, LiveAcls] = {}
+    for pattern, root in (("LITERAL", LITERAL_ROOT), ("PREFIXED", PREFIXED_ROOT)):
+        for rtype in ACL_RESOURCE_TYPES:
+            try:
+                names = client.get_children(f"{root}/{rtype}")
+            except NoNodeError:
+                continue
+            for name in sorted(names):
+                resource = AclResource(rtype, pattern, name)
+                path = resource_path(resource)
+                try:
+                    data, stat = client.get(path)
+                except NoNodeError:
+                    continue
+                out[resource] = LiveAcls(resource, decode_acls(data or b"", path), stat.version)
+    return frozen_map(out)
+
+
+def acl_groups(plans: Sequence[AclPlan], acl_for: Callable[[str], list[Any]]) -> list[Group]:
+    """One transaction group per resource: the guarded write (create / set / delete) and its notification."""
+    groups: list[Group] = []
+    for a in plans:
+        path = resource_path(a.resource)
+        if not a.after:
+            if a.base_version is None:
+                continue
+            op = Op("delete", path, version=a.base_version)
+        elif a.base_version is None:
+            op = Op("create", path, encode_acls(a.after), acl=acl_for(path))
+        else:
+            op = Op("set", path, encode_acls(a.after), version=a.base_version)
+        prefix, data = encode_change(a.resource)
+        notify = Op("create", prefix, data, acl=acl_for(prefix), sequential=True)
+        groups.append(Group(f"acls/{a.resource.display}", [op, notify], entities=1, notifications=1))
+    return groups
+
+
+__all__ = ["acl_groups", "decode_acls", "encode_acls", "encode_change", "read_acls", "resource_path"]
