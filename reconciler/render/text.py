@@ -136,4 +136,6 @@ def apply_summary(plans: Sequence[Plan]) -> str:
         parts.append(f"{t.partitions} partition{'s' if t.partitions != 1 else ''} added")
     if t.deleted:
         parts.append(f"{t.deleted} topic{'s' if t.deleted != 1 else ''} marked for deletion")
+    if t.acl_add or t.acl_remove:
+        parts.append(f"ACL entries: {t.acl_add} added, {t.acl_remove} removed")
     return f"Apply complete: {', '.join(parts)}."
