@@ -393,7 +393,29 @@ def fired_rules(key: str, before: str | None, after: str | None, *, topic: bool,
 _Memo = dict[tuple[Any, ...], tuple[Risk, tuple[str, ...]]]
 
 
+_SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})  # ScramMechanism names (users/<user> credentials)
+
+
+def scram_risk(user: str, key: str, op: ChangeOp, redacted: RedactedState | None) -> tuple[Risk, tuple[str, ...]]:
+    """A SCRAM credential of `user`: the brokers check every new login against the stored keys (ScramSaslServer),
+    so replacing or removing them fails the clients that log in with the old password; a new one replaces none."""
+    who = f"clients logging in as {user!r} with {key}"
+    if op == "+" or redacted == "unchanged":
+        return "safe", ()
+    if op == "-":
+        return "disruptive", (f"SCRAM credential {key} of user {user!r} removed: {who} fail",)
+    if redacted == "unknown":
+        return "disruptive", (f"SCRAM credential {key} of user {user!r} may change (the password cannot be "
+                              f"compared here): {who} and the old password would fail",)
+    return "disruptive", (f"SCRAM credential {key} of user {user!r} replaced (new password or iterations): {who} "
+                          "and the old password fail",)
+
+
 def _rate(ctx: RiskContext, ref: EntityRef, change: Change, memo: _Memo) -> Change:
+    if change.sensitive and ref.entity_type == "users" and ref.client is None and change.key in _SCRAM_KEYS:
+        risk, reasons = scram_risk(ref.name, change.key, change.op, change.redacted)
+        return change if (risk, reasons) == (change.risk, change.reasons) else replace(change, risk=risk,
+                                                                                       reasons=reasons)
     needs_rf = change.key == "min.insync.replicas"
     needs_policy = ref.entity_type == "topics" and change.key in ("retention.ms", "retention.bytes")
     topic_rf = ctx.topic_rf(ref.name) if needs_rf and ref.entity_type == "topics" else None

@@ -63,7 +63,7 @@ def check_secrets(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
                     value.source, key,
                 ))
                 continue
-            if secret is not None and not is_password:
+            if secret is not None and not is_password and value.iterations is None:  # (SCRAM: rules/quotas.py)
                 diags.append(Diagnostic(
                     "error",
                     f"'{key}' is not a password config: brokers would use the reference text literally; "
