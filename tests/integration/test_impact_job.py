@@ -16,6 +16,10 @@ One inventory, one cluster per situation, so a single job run (real local Spark)
              undeclared (kept); new.topic is created and orders grows from 3 to 6 partitions (both counted
              apart); orders has replicas on brokers 1-3
   untouched  declared exactly as it is: no change
+  deleting   policy.deleteTopics [tmp-*, old.orders, *_offsets, gone]: tmp-a (2 partitions x 2 replicas, 300 + 700
+             bytes) and old.orders (3 x 2, no sizes in the inventory) are deleted; tmp-kept matches but is
+             declared, __consumer_offsets matches *_offsets but is internal, oldXorders is not old.orders ('.' is
+             no wildcard), keep matches nothing: kept. No config changes: the cluster counts for its deletions
   unselected in the inventory only (not a changed cluster): never counted
   ghost      in the manifests only (no snapshot of it): reported as missing, nothing compared
 """
@@ -36,7 +40,7 @@ from reconciler.impact.inventory import SENSITIVE, read_inventory, write_tables
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 D = "<default>"
-BROKERS = {"shield": 3, "perbroker": 3, "synonyms": 2, "override": 3, "untouched": 1, "unselected": 1}
+BROKERS = {"shield": 3, "perbroker": 3, "synonyms": 2, "override": 3, "untouched": 1, "unselected": 1, "deleting": 2}
 # cluster -> topic -> [(replicas, size_bytes) per partition]
 TOPICS: dict[str, dict[str, list[tuple[list[int], int]]]] = {
     "shield": {"a": [([1, 2, 3], 100), ([2, 3, 1], 200)], "b": [([3, 1, 2], 1000)],
@@ -46,7 +50,12 @@ TOPICS: dict[str, dict[str, list[tuple[list[int], int]]]] = {
     "override": {"orders": [([1, 2, 3], 7), ([2, 3, 1], 7), ([3, 1, 2], 7)], "logs": [([1, 2, 3], 500)]},
     "untouched": {"t1": [([1], 9)]},
     "unselected": {"u1": [([1], 1000)] * 5},
+    "deleting": {"tmp-a": [([1, 2], 300), ([2, 1], 700)], "old.orders": [([1, 2], 0), ([2, 1], 0), ([1, 2], 0)],
+                 "tmp-kept": [([1], 50)], "__consumer_offsets": [([1, 2], 5)], "oldXorders": [([1], 6)],
+                 "keep": [([2], 8)]},
 }
+NO_SIZES = {("deleting", "old.orders")}  # the inventory's sizes leave this topic out
+DELETE_TOPICS = ("tmp-*", "old.orders", "*_offsets", "gone")
 CONFIGS = [
     ("shield", "brokers", D, "log.retention.ms", "604800000"),
     ("shield", "brokers", D, "num.io.threads", "16"),
@@ -63,7 +72,7 @@ CONFIGS = [
     ("unselected", "brokers", D, "log.retention.ms", "604800000"),
 ]
 STATIC = [("synonyms", "1", "log.retention.hours", "24")]
-SELECTED = ["ghost", "override", "perbroker", "shield", "synonyms", "untouched"]
+SELECTED = ["deleting", "ghost", "override", "perbroker", "shield", "synonyms", "untouched"]
 AFTER = AfterRows(
     clusters=SELECTED,
     configs=[
@@ -78,10 +87,12 @@ AFTER = AfterRows(
     ],
     declared=[("ghost", "brokers", D), ("shield", "brokers", D), ("perbroker", "brokers", D),
               ("synonyms", "brokers", D), ("override", "topics", "orders"), ("override", "topics", "new.topic"),
-              ("untouched", "brokers", D)],
+              ("untouched", "brokers", D), ("deleting", "topics", "tmp-kept")],
     policies=[(c, False, ["min.insync.replicas"] if c == "override" else []) for c in SELECTED],
     static=list(STATIC),
-    topics=[("override", "orders", 6, None), ("override", "new.topic", 3, 3)],  # orders grows from 3 partitions
+    # orders grows from 3 partitions; tmp-kept is declared as it is
+    topics=[("override", "orders", 6, None), ("override", "new.topic", 3, 3), ("deleting", "tmp-kept", None, None)],
+    delete_topics={"deleting": DELETE_TOPICS},
 )
 
 
@@ -96,7 +107,7 @@ def write_fleet(directory: Path, spark: Any, sizes: bool = True) -> None:
         "static": list(STATIC),
     }
     if sizes:
-        rows["sizes"] = [(c, t, p, n) for c, ts in TOPICS.items() for t, ps in ts.items()
+        rows["sizes"] = [(c, t, p, n) for c, ts in TOPICS.items() for t, ps in ts.items() if (c, t) not in NO_SIZES
                          for p, (_, n) in enumerate(ps)]
     write_tables(spark, rows, directory)
 
@@ -125,7 +136,7 @@ def results(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
 
 def test_totals(results: dict[str, Any]) -> None:
     s = results["summary"]
-    assert s["clustersAffected"] == 4  # shield, perbroker, synonyms, override
+    assert s["clustersAffected"] == 5  # shield, perbroker, synonyms, override; deleting (its deletions)
     # shield 1-3, perbroker 2-3, synonyms 1-2, override 1-3 (replica hosts of orders)
     assert s["brokersAffected"] == 3 + 2 + 2 + 3
     assert s["topicsAffected"] == 5  # a, c, x, z, orders; b, y, logs, t1, u1 are not
@@ -133,7 +144,7 @@ def test_totals(results: dict[str, Any]) -> None:
     assert s["bytesAffected"] == (100 + 200 + 1 + 2 + 3 + 4) + (20 + 40) + 5 + 21
     assert s["topicsByRisk"] == {"destructive": 5, "disruptive": 0, "safe": 0}
     assert s["topicsCreated"] == 1 and s["partitionIncreases"] == 1  # new.topic; orders 3 -> 6 partitions
-    assert s["inventory"] == {"clusters": 5, "brokers": 12, "topics": 9, "partitions": 17}
+    assert s["inventory"] == {"clusters": 6, "brokers": 14, "topics": 15, "partitions": 26}
     assert s["missingClusters"] == ["ghost"]
     assert s["topicChangesTotal"] == 2 + 1 + 2 + 2  # (topic, key) pairs
     assert s["brokerChangesTotal"] == 6 + 2 + 4  # (broker, key) pairs: shield 3x2, perbroker 2, synonyms 2x2
@@ -183,17 +194,52 @@ def test_by_cluster(results: dict[str, Any]) -> None:
     21 x (1d - 1h) / 1d = 20.1; perbroker x's p1+p2 60 x (7d - 1h) / 7d = 59.6; synonyms shows broker 2's
     values, the most at risk (7d -> 2d; broker 1's 1d -> 2d is raised): 5 x (7d - 2d) / 7d = 3.6. Truncated to
     whole bytes."""
+    none = {"topicsDeleted": 0, "partitionsDeleted": 0, "topicBytesDeleted": 0}
     assert results["summary"]["byCluster"] == [
         {"cluster": "shield", "brokers": 3, "topics": 2, "partitions": 6, "bytes": 310, "changes": 8,
-         "risk": "destructive", "bytesDeletedEstimate": 308},
+         "risk": "destructive", "bytesDeletedEstimate": 308, **none},
         {"cluster": "override", "brokers": 3, "topics": 1, "partitions": 3, "bytes": 21, "changes": 2,
-         "risk": "destructive", "bytesDeletedEstimate": 20},
+         "risk": "destructive", "bytesDeletedEstimate": 20, **none},
         {"cluster": "perbroker", "brokers": 2, "topics": 1, "partitions": 2, "bytes": 60, "changes": 3,
-         "risk": "destructive", "bytesDeletedEstimate": 59},
+         "risk": "destructive", "bytesDeletedEstimate": 59, **none},
         {"cluster": "synonyms", "brokers": 2, "topics": 1, "partitions": 1, "bytes": 5, "changes": 6,
-         "risk": "destructive", "bytesDeletedEstimate": 3},
+         "risk": "destructive", "bytesDeletedEstimate": 3, **none},
+        # no config change; deleting topics is destructive: tmp-a (1000 bytes) and old.orders (size unknown)
+        {"cluster": "deleting", "brokers": 0, "topics": 0, "partitions": 0, "bytes": 0, "changes": 0,
+         "risk": "destructive", "bytesDeletedEstimate": 0, "topicsDeleted": 2, "partitionsDeleted": 2 + 3,
+         "topicBytesDeleted": 1000},
     ]
     assert results["summary"]["bytesDeletedEstimate"] == 308 + 20 + 59 + 3
+
+
+def _deletion_reason(topic: str, partitions: int, rf: int, entry: str) -> str:
+    return (f"topic deleted ({partitions} partitions × {rf} replicas): every record it holds is lost; "
+            f"policy.deleteTopics entry {entry!r}")
+
+
+def test_topics_deleted(results: dict[str, Any]) -> None:
+    """The undeclared, non-internal topics policy.deleteTopics names, with the inventory's sizes (old.orders has
+    none: null, counted in bytesUnknown), rated destructive with the plan's reason and the bytes."""
+    d = results["summary"]["topicsDeleted"]
+    assert [(r["cluster"], r["topic"], r["partitions"], r["replicationFactor"], r["replicas"], r["bytes"],
+             r["matched"], r["risk"]) for r in d["rows"]] == [
+        ("deleting", "old.orders", 3, 2, 6, None, "old.orders", "destructive"),
+        ("deleting", "tmp-a", 2, 2, 4, 1000, "tmp-*", "destructive"),
+    ]
+    old, tmp = d["rows"]
+    assert old["reasons"] == [_deletion_reason("old.orders", 3, 2, "old.orders")]
+    assert tmp["reasons"][0] == _deletion_reason("tmp-a", 2, 2, "tmp-*")
+    assert len(tmp["reasons"]) == 2 and "1,000 bytes" in tmp["reasons"][1]
+    totals = {k: d[k] for k in ("topics", "partitions", "replicas", "bytes", "bytesUnknown", "clusters")}
+    assert totals == {"topics": 2, "partitions": 5, "replicas": 10, "bytes": 1000, "bytesUnknown": 1, "clusters": 1}
+    assert d["byCluster"] == [{"cluster": "deleting", "topics": 2, "partitions": 5, "replicas": 10, "bytes": 1000,
+                               "bytesUnknown": 1, "risk": "destructive"}]
+    plain = results["plain"]["topicsDeleted"]  # an inventory without sizes: the same topics, no bytes
+    assert [r["topic"] for r in plain["rows"]] == ["old.orders", "tmp-a"] and plain["bytes"] is None
+    assert [r["reasons"] for r in plain["rows"]] == [[_deletion_reason("old.orders", 3, 2, "old.orders")],
+                                                     [_deletion_reason("tmp-a", 2, 2, "tmp-*")]]
+    deleting = next(c for c in results["plain"]["byCluster"] if c["cluster"] == "deleting")
+    assert (deleting["topicsDeleted"], deleting["topicBytesDeleted"]) == (2, None)
 
 
 def test_precedence_detail_rows(results: dict[str, Any]) -> None:
@@ -246,9 +292,18 @@ def test_report_files(results: dict[str, Any], spark: Any) -> None:
     assert json.loads((files / "report.json").read_text())["topicsAffected"] == 5
     md = (files / "report.md").read_text()
     assert len(md) < 65_536 and "`retention.ms`" in md and "🛑 destructive" in md
+    # deletions first, as in the PR comment: right after the headline, before every other section
+    lines = md.splitlines()
+    assert lines[0].startswith("## Fleet impact: 2 topic(s) deleted (5 partitions, at least 1000 B); ")
+    assert lines[2].startswith("### 🛑 Topics to DELETE (2 in 1 cluster(s))")
+    tmp = next(x for x in lines if x.startswith("| `deleting` | `tmp-a` |"))
+    assert "| 2 | 4 | 1000 B |" in tmp and md.index("tmp-a") < md.index("### By key")
     html = (files / "report.html").read_text()
     assert "<svg" in html and "<script" not in html and "http://" not in html and "https://" not in html
     assert "Estimated bytes deleted" in html and "308 B" in html
+    deletions = html[html.index("Topics to delete"):html.index("Change assessed")]
+    assert "<code>tmp-a</code>" in deletions and "1000 B" in deletions and "<code>old.orders</code>" in deletions
+    assert "tmp-kept" not in deletions and "__consumer_offsets" not in deletions
     assert spark.read.parquet(str(files / "topic_changes")).count() == 7
     assert spark.read.parquet(str(files / "broker_changes")).count() == 12
 

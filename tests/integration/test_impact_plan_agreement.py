@@ -24,6 +24,10 @@ broker's row carries the plan's rating of the broker change.
 
 A second cluster, `perbroker`, has broker 1 set log.cleanup.policy=compact for itself (an undeclared per-broker
 entity: kept): topic m's replica on broker 1 deletes nothing, the one on broker 2 does.
+
+A third, `deleting`, opts into policy.deleteTopics [scratch-*, legacy.events, __*]: the undeclared scratch-1 (with
+partition sizes in the inventory) and legacy.events (none) are deleted; scratch-keep is declared, __consumer_offsets
+internal, legacy-events not the name. The job lists exactly the plan's TopicDeletes, with its reasons.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from reconciler.model import (
     LiveEntity,
     LiveState,
     LiveTopic,
+    Policy,
     ZooKeeperSpec,
 )
 
@@ -111,7 +116,26 @@ def _states() -> dict[str, tuple[DesiredState, LiveState]]:
         topics={},
     )
     out["perbroker"] = (desired, live)
+    names: dict[str, dict[int, tuple[int, ...]]] = {
+        "scratch-1": {0: (1, 2), 1: (2, 1), 2: (1, 2)}, "legacy.events": {0: (1,), 1: (2,)},
+        "scratch-keep": {0: (1, 2)}, "__consumer_offsets": {0: (1, 2)}, "legacy-events": {0: (2,)}}
+    live = LiveState(
+        cluster="deleting",
+        brokers={b: _registration(b) for b in (1, 2)},
+        topics={t: LiveTopic(t, a, version=4) for t, a in names.items()},
+        entities={},
+    )
+    desired = DesiredState(
+        cluster=ClusterSpec("deleting", "3.6", ZooKeeperSpec("zk:2181"), (1, 2),
+                            policy=Policy(delete_topics=("scratch-*", "legacy.events", "__*"))),
+        entities={},
+        topics={"scratch-keep": DesiredTopic("scratch-keep", None, None, {})},
+    )
+    out["deleting"] = (desired, live)
     return out
+
+
+SIZES = [("deleting", "scratch-1", p, n) for p, n in ((0, 4096), (1, 4096), (2, 8192))]  # 16 KiB; none for legacy
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +156,7 @@ def assessed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         for table, found in live_rows(live).items():
             rows.setdefault(table, []).extend(found)
     rows["static"] = []
+    rows["sizes"] = list(SIZES)
     inventory = tmp_path_factory.mktemp("inventory")
     write_tables(spark, rows, inventory)
     changes = compute_changes(spark, read_inventory(spark, inventory),
@@ -143,6 +168,29 @@ def assessed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         "brokers": {(r["cluster"], r["broker"], r["key"]): r.asDict() for r in changes.brokers.collect()},
         "summary": summary, "html": render_html(summary), "markdown": render_markdown(summary),
     }
+
+
+def test_topic_deletions_are_the_plans(assessed: dict[str, Any]) -> None:
+    """The topics the job reports deleted are the plan's TopicDeletes over the same live state (names, sizes,
+    the entry that names them, the plan's reasons), plus the inventory's bytes where it has them."""
+    plan = assessed["plans"]["deleting"]
+    deleted = assessed["summary"]["topicsDeleted"]
+    assert [(r["topic"], r["partitions"], r["replicationFactor"], r["matched"], r["risk"]) for r in deleted["rows"]] \
+        == [(t.name, t.partitions, t.replication_factor, t.matched, t.risk) for t in plan.topics_to_delete] \
+        == [("legacy.events", 2, 1, "legacy.events", "destructive"), ("scratch-1", 3, 2, "scratch-*", "destructive")]
+    by_name = {t.name: t for t in plan.topics_to_delete}
+    for r in deleted["rows"]:
+        assert r["reasons"][:1] == list(by_name[r["topic"]].reasons)
+    legacy, scratch = deleted["rows"]
+    assert (legacy["bytes"], len(legacy["reasons"])) == (None, 1)
+    assert scratch["bytes"] == 16384 and "16.0 KiB" in scratch["reasons"][1]
+    assert {r["cluster"] for r in deleted["rows"]} == {"deleting"}  # no other cluster opts in
+    assert (deleted["replicas"], deleted["bytes"], deleted["bytesUnknown"]) == (2 + 6, 16384, 1)
+    cluster = next(c for c in assessed["summary"]["byCluster"] if c["cluster"] == "deleting")
+    assert (cluster["risk"], cluster["topicsDeleted"], cluster["topicBytesDeleted"]) == ("destructive", 2, 16384)
+    md = assessed["markdown"]
+    assert md.index("Topics to DELETE") < md.index("### By key")
+    assert "| `deleting` | `scratch-1` | 3 | 6 | 16.0 KiB |" in md
 
 
 def _plan_changes(plan: Any) -> dict[tuple[str, str, str], Any]:
