@@ -16,7 +16,7 @@ from typing import Any
 
 from reconciler.brokers.endpoints import checked_servers, server_text
 from reconciler.errors import ReconcilerError
-from reconciler.model import AdminClientSpec, Secret
+from reconciler.model import AclEntry, AclResource, AdminClientSpec, Secret
 from reconciler.verify.expect import quota_key
 from reconciler.verify.judge import ReportedConfig, ReportedLayout, Synonym
 
@@ -151,6 +151,36 @@ class BrokerAdmin:
         for entry in response.entries:
             key = quota_key((e.entity_type, e.entity_name) for e in entry.entity)
             out[key] = {v.key: float(v.value) for v in entry.values}
+        return out
+
+    def acls(self) -> dict[str, set[str]]:
+        """Every ACL the brokers' authorizer reports (DescribeAcls, filter ANY): resource pattern display
+        (`Topic:PREFIXED:app-`) -> entry displays (`Allow User:alice Read from *`), in our names (Kafka's
+        SecurityUtils.resourceTypeName / operationName / permissionTypeName)."""
+        from kafka.admin import (
+            ACLFilter,
+            ACLOperation,
+            ACLPermissionType,
+            ACLResourcePatternType,
+            ResourcePatternFilter,
+            ResourceType,
+        )
+
+        def camel(name: str) -> str:
+            return "".join(part.capitalize() for part in name.split("_"))
+
+        out: dict[str, set[str]] = {}
+        for rtype in (t for t in ResourceType if t.name not in ("UNKNOWN", "ANY")):
+            wanted = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY,
+                               permission_type=ACLPermissionType.ANY,
+                               resource_pattern=ResourcePatternFilter(rtype, None, ACLResourcePatternType.ANY))
+            found, _ = self._admin.describe_acls(wanted)
+            for acl in found:
+                pattern = acl.resource_pattern
+                resource = AclResource(camel(pattern.resource_type.name), pattern.pattern_type.name,
+                                       pattern.resource_name)
+                entry = AclEntry(acl.principal, acl.host, camel(acl.operation.name), camel(acl.permission_type.name))
+                out.setdefault(resource.display, set()).add(entry.display)
         return out
 
 

@@ -21,7 +21,7 @@ from reconciler.secrets.compare import base_dir
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve_optional
 from reconciler.verify.expect import Expectation, expectations
-from reconciler.verify.judge import Outcome, judge_config, judge_layout, judge_quota
+from reconciler.verify.judge import Outcome, judge_acl, judge_config, judge_layout, judge_quota
 from reconciler.verify.report import Result, VerifyReport
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -65,6 +65,8 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
     by_topic: dict[str, list[Expectation]] = defaultdict(list)
     layouts: list[Expectation] = []
     quotas: list[Expectation] = []
+    acls = [e for e in pending if e.kind == "acl"]
+    pending = [e for e in pending if e.kind != "acl"]
     for e in pending:
         if e.kind == "broker":
             by_broker[e.target].append(e)
@@ -102,6 +104,12 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
             out.update((e, judge_quota(e, reported_quotas.get(e.target))) for e in quotas)
         except Exception as exc:
             out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in quotas)
+    if acls:
+        try:
+            reported_acls = admin.acls()
+            out.update((e, judge_acl(e, reported_acls)) for e in acls)
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in acls)
     return out
 
 

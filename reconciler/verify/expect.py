@@ -15,7 +15,8 @@ from typing import Literal
 from reconciler.model import DEFAULT_ENTITY, EntityRef
 from reconciler.plan import Plan
 
-Kind = Literal["broker", "topic", "quota", "layout"]
+Kind = Literal["broker", "topic", "quota", "layout", "acl"]
+PRESENT = "present"  # an ACL entry's expected value: DescribeAcls reports it
 
 DYNAMIC_DEFAULT_BROKER = "DYNAMIC_DEFAULT_BROKER_CONFIG"
 DYNAMIC_BROKER = "DYNAMIC_BROKER_CONFIG"
@@ -86,4 +87,8 @@ def expectations(plan: Plan, brokers: Sequence[int]) -> tuple[Expectation, ...]:
         out.append(Expectation(f"topics/{gone.name}", DELETED, "layout", gone.name, None))
     for grow in plan.partition_increases:
         out.append(Expectation(f"topics/{grow.name}", PARTITIONS, "layout", grow.name, str(grow.target)))
+    for acl in plan.acls:  # each entry added reported by DescribeAcls, each removed no longer (key: the entry)
+        display, target = f"acl {acl.resource.display}", acl.resource.display
+        out.extend(Expectation(display, e.display, "acl", target, PRESENT) for e in acl.add)
+        out.extend(Expectation(display, e.display, "acl", target, None) for e in acl.remove)
     return tuple(out)

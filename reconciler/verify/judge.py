@@ -123,6 +123,15 @@ def judge_layout(exp: Expectation, reported: ReportedLayout | None) -> Outcome:
     return TAKEN if str(got) == exp.value else Outcome("not_taken", f"broker reports {exp.key} {got}")
 
 
+def judge_acl(exp: Expectation, reported: Mapping[str, set[str]]) -> Outcome:
+    """An ACL entry (`exp.key`) of a resource pattern (`exp.target`) against DescribeAcls: present when added
+    (value set), absent when removed (value None)."""
+    there = exp.key in reported.get(exp.target, set())
+    if exp.value is None:
+        return Outcome("not_taken", "the brokers still report it") if there else TAKEN
+    return TAKEN if there else Outcome("not_taken", "not reported by DescribeAcls")
+
+
 def worst(outcomes: Sequence[Outcome]) -> Status:
     order = {"taken": 0, "unreachable": 1, "not_taken": 2}
     return max((o.status for o in outcomes), key=order.__getitem__, default="taken")

@@ -19,8 +19,9 @@ from kafka.errors import TopicAuthorizationFailedError
 from kafka.producer import KafkaProducer
 from kazoo.client import KazooClient
 
+from reconciler.model import AclResource
 from reconciler.plan import plans_from_json
-from reconciler.zk.acls import decode_acls, encode_acls
+from reconciler.zk.acls import decode_acls, encode_acls, encode_change
 from tests.integration.brokerrepo import admin, cli, make_repo
 from tests.kafkabrokers import REPO, KafkaCluster
 from tests.leakcheck import plant
@@ -139,7 +140,8 @@ spec:
 
 
 def apply(root: Path, tmp: Path) -> None:
-    assert cli(root, "apply", "c1", "--auto-approve", "--audit-log", str(tmp / "audit.jsonl")) == 0
+    """apply --verify: exit 0 only when DescribeAcls reports every entry added and none removed."""
+    assert cli(root, "apply", "c1", "--auto-approve", "--verify", "--audit-log", str(tmp / "audit.jsonl")) == 0
 
 
 def test_manifest_acls_allow_deny_and_removal(kafka_secure: KafkaCluster, users: dict[str, str],
@@ -174,7 +176,8 @@ def test_manifest_acls_allow_deny_and_removal(kafka_secure: KafkaCluster, users:
     assert cli(root, "show", str(out), "--format", "markdown") == 0
     comment = capsys.readouterr().out
     assert "Access removed" in comment and "User:alice loses Read" in comment
-    assert cli(root, "apply", str(out), "--auto-approve", "--audit-log", str(tmp_path / "audit.jsonl")) == 0
+    assert cli(root, "apply", str(out), "--auto-approve", "--verify", "--audit-log",
+               str(tmp_path / "audit.jsonl")) == 0
     until(lambda: denied(kafka_secure, "alice", users["alice"], first), "alice is denied once the Allow is gone")
 
 
@@ -184,6 +187,19 @@ def _znodes(kafka: KafkaCluster, paths: list[str]) -> dict[str, bytes]:
     client.start(timeout=15)
     try:
         return {p: client.get(p)[0] for p in paths}
+    finally:
+        client.stop()
+        client.close()
+
+
+def _newest(kafka: KafkaCluster, parent: str) -> bytes:
+    host, _, chroot = kafka.zk_connect.partition("/")
+    client = KazooClient(hosts=f"{host}/{chroot}")
+    client.start(timeout=15)
+    try:
+        newest = max(client.get_children(parent))
+        data: bytes = client.get(f"{parent}/{newest}")[0]
+        return data
     finally:
         client.stop()
         client.close()
@@ -204,6 +220,11 @@ def test_acls_written_by_kafka_acl_command_plan_as_no_change(kafka_secure: Kafka
     kafka_bytes = _znodes(kafka_secure, [literal, prefixed, txn_node])
     for data in kafka_bytes.values():  # single-entry nodes: byte for byte as Kafka's ResourceZNode.encode
         assert encode_acls(sorted(decode_acls(data, "test"))) == data
+    # the change notifications AclCommand made for the last literal and the last prefixed resource
+    literal_change, extended_change = _newest(kafka_secure, "/kafka-acl-changes"), \
+        _newest(kafka_secure, "/kafka-acl-extended-changes")
+    assert literal_change == encode_change(AclResource("TransactionalId", "LITERAL", name))[1]
+    assert extended_change == encode_change(AclResource("Group", "PREFIXED", f"{name}-g"))[1]
 
     manifest = f"""apiVersion: reconciler/v1
 kind: Acls
