@@ -14,23 +14,20 @@
   `{"version":1,"resourceType":"TOPIC","name":"app-","patternType":"PREFIXED"}` (`ExtendedAclChangeStore`).
 * An update is version-guarded (`KafkaZkClient.conditionalSetAclsForResource` / `createAclsForResourceIfNotExists`),
   and a resource left without entries is deleted (`AclAuthorizer.updateResourceAcls` -> `deleteResource`).
-  Here the write and its notification are one multi-transaction per resource.
+  Here the write and its notification are one multi-transaction per resource (zk/aclwrite.py, apply only).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from reconciler.errors import LiveStateError
 from reconciler.model import ACL_RESOURCE_TYPES, AclEntry, AclResource, LiveAcls, frozen_map
-from reconciler.plan import AclPlan
 from reconciler.rules.acls import ENUM_NAMES
-from reconciler.zk.txn import Group, Op
 
 LITERAL_ROOT = "/kafka-acl"
 EXTENDED_ROOT = "/kafka-acl-extended"
@@ -94,23 +91,4 @@ def read_acls(client: KazooClient) -> Mapping[AclResource, LiveAcls]:
     return frozen_map(out)
 
 
-def acl_groups(plans: Sequence[AclPlan], acl_for: Callable[[str], list[Any]]) -> list[Group]:
-    """One transaction group per resource: the guarded write (create / set / delete) and its notification."""
-    groups: list[Group] = []
-    for a in plans:
-        path = resource_path(a.resource)
-        if not a.after:
-            if a.base_version is None:
-                continue
-            op = Op("delete", path, version=a.base_version)
-        elif a.base_version is None:
-            op = Op("create", path, encode_acls(a.after), acl=acl_for(path))
-        else:
-            op = Op("set", path, encode_acls(a.after), version=a.base_version)
-        prefix, data = encode_change(a.resource)
-        notify = Op("create", prefix, data, acl=acl_for(prefix), sequential=True)
-        groups.append(Group(f"acls/{a.resource.display}", [op, notify], entities=1, notifications=1))
-    return groups
-
-
-__all__ = ["acl_groups", "decode_acls", "encode_acls", "encode_change", "read_acls", "resource_path"]
+__all__ = ["decode_acls", "encode_acls", "encode_change", "read_acls", "resource_path"]

@@ -39,7 +39,7 @@ from reconciler.secrets.encoder import EncoderParams, encode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.zk import txn
 from reconciler.zk.aclmode import refuse_downgrade
-from reconciler.zk.acls import acl_groups
+from reconciler.zk.aclwrite import acl_groups
 from reconciler.zk.audit import (
     AUDIT_NODE,
     FIRST_UNITS,
