@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.catalog import Catalog, ConfigKey
+from reconciler.importer.acls import acls_doc
 from reconciler.importer.listeners import compile_listeners
 from reconciler.manifests.fleet import FleetLayer
 from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS, EntityRef, LiveState
@@ -250,6 +251,9 @@ def compose(
     quotas = quotas_doc(live, writer, notes)
     if quotas is not None:
         files["quotas.yaml"] = [quotas]
+    acls = acls_doc(live.acls)  # importer/acls.py
+    if acls is not None:
+        files["acls.yaml"] = [acls]
     ignore: list[str] = []
     if writer.hidden:  # after every document: the keys each of them left out
         inherited = fleet.policy.get("ignoreKeys")

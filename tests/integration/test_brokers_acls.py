@@ -248,3 +248,24 @@ spec:
     (plan,) = plans_from_json(out.read_text())
     mine = [a for a in plan.acls if name in a.resource.name]
     assert mine == [], [a.resource.display for a in mine]
+
+
+def test_import_declares_live_acls_that_plan_as_no_change(kafka_secure: KafkaCluster, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    name = f"imp-{uuid.uuid4().hex[:6]}"
+    props = f"zookeeper.connect={kafka_secure.zk_connect}"
+    kafka_tool("kafka.admin.AclCommand", "--authorizer-properties", props, "--add", "--producer",
+               "--allow-principal", "User:frank", "--topic", name, "--transactional-id", name, "--idempotent")
+    kafka_tool("kafka.admin.AclCommand", "--authorizer-properties", props, "--add", "--deny-principal",
+               "User:gina", "--operation", "Read", "--operation", "Describe", "--topic", f"{name}-",
+               "--resource-pattern-type", "prefixed")
+    out = tmp_path / "imported"
+    assert cli(out, "import", "c1", "--zookeeper", kafka_secure.zk_connect, "--out", str(out),
+               "--kafka-version", "3.9", "--force") == 0
+    written = (out / "clusters" / "c1" / "acls.yaml").read_text()
+    assert "User:frank" in written and "IdempotentWrite" in written and "PREFIXED" in written
+    capsys.readouterr()
+    plan_out = tmp_path / "plan.json"
+    assert cli(out, "plan", "c1", "--out", str(plan_out)) == 0
+    (plan,) = plans_from_json(plan_out.read_text())
+    assert plan.acls == () and plan.unmanaged_acls == ()  # every live ACL declared, each exactly
