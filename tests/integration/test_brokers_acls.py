@@ -269,3 +269,39 @@ def test_import_declares_live_acls_that_plan_as_no_change(kafka_secure: KafkaClu
     assert cli(out, "plan", "c1", "--out", str(plan_out)) == 0
     (plan,) = plans_from_json(plan_out.read_text())
     assert plan.acls == () and plan.unmanaged_acls == ()  # every live ACL declared, each exactly
+
+
+def test_a_plan_made_stale_by_kafka_acl_command_writes_nothing(kafka_secure: KafkaCluster, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    name = f"stale-{uuid.uuid4().hex[:6]}"
+    props = f"zookeeper.connect={kafka_secure.zk_connect}"
+    kafka_tool("kafka.admin.AclCommand", "--authorizer-properties", props, "--add", "--allow-principal",
+               "User:hank", "--operation", "Read", "--topic", name)
+    manifest = (f"apiVersion: reconciler/v1\nkind: Acls\nmeta: {{}}\nspec:\n  resources:\n    - type: Topic\n"
+                f"      name: {name}\n      entries: [{{principal: User:ivy, operation: Read}}]\n")
+    root = make_repo(tmp_path / "repo", kafka_secure, {"acls.yaml": manifest})
+    out = tmp_path / "plan.json"
+    assert cli(root, "plan", "c1", "--out", str(out)) == 0
+    # someone changes the same resource after the plan: its znode version moves on
+    kafka_tool("kafka.admin.AclCommand", "--authorizer-properties", props, "--add", "--allow-principal",
+               "User:jay", "--operation", "Read", "--topic", name)
+    before = _znodes(kafka_secure, [f"/kafka-acl/Topic/{name}"])
+    assert cli(root, "apply", str(out), "--auto-approve", "--audit-log", str(tmp_path / "audit.jsonl")) == 3
+    assert _znodes(kafka_secure, [f"/kafka-acl/Topic/{name}"]) == before  # nothing written
+    client = admin(kafka_secure)  # and the brokers still report both entries Kafka's tool wrote
+    try:
+        from kafka.admin import (
+            ACLFilter,
+            ACLOperation,
+            ACLPermissionType,
+            ACLResourcePatternType,
+            ResourcePatternFilter,
+            ResourceType,
+        )
+
+        found, _ = client.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                                  ResourcePatternFilter(ResourceType.TOPIC, name,
+                                                                        ACLResourcePatternType.LITERAL)))
+    finally:
+        client.close()
+    assert sorted(a.principal for a in found) == ["User:hank", "User:jay"]
