@@ -94,16 +94,19 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     log.info("impact: broker side and %d rated candidate changes on the driver in %.2fs", len(cands),
              time.monotonic() - started)
     sizes = only(inv.sizes, clusters) if inv.sizes is not None else None
-    per_topic = _per_topic(spark, inv, sizes, cands).cache()
+    gone = [(r["cluster"], r["topic"]) for r in facts.deleted]  # deleted by apply: no value after, no change
+    per_topic = _per_topic(spark, inv, sizes, cands, gone).cache()
     _CACHED.append(per_topic)
     return Changes(per_topic, sizes is not None, bs, facts, clusters, spark, cands.reasons)
 
 
-def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
-    """A row per topic of a cluster with candidates, with its entries (changed keys, often none)."""
+def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates,
+               gone: list[tuple[str, str]]) -> DataFrame:
+    """A row per topic of a cluster with candidates, with its entries (changed keys, often none); the topics
+    `policy.deleteTopics` deletes (`gone`) are counted apart (`deletions`), never as config changes."""
     from pyspark.sql import functions as F
 
-    topics = _topics(spark, inv, sizes, cands)
+    topics = _topics(spark, inv, sizes, cands, gone)
     lists = _lists(spark, inv, sizes, cands)
     by_cluster = local_df(spark, sorted(cands.by_cluster.items()), f"cluster STRING, ccands ARRAY<{CAND_DDL}>")
     t = (topics.join(lists.hint("shuffle_hash"), ["cluster", "topic"], "left")
@@ -121,7 +124,8 @@ def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, can
     return t.select("*", entries.alias("entries")).drop("cands", "shield", "pol")
 
 
-def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates) -> DataFrame:
+def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates,
+            gone: list[tuple[str, str]]) -> DataFrame:
     """(cluster, topic, partitions, rf, shield, pol, topic_bytes): topics, shields and sizes in one shuffle and
     one hash aggregate; every topic of a cluster with candidates, and the declared topics elsewhere. `shield`: the
     topic's overridden candidate keys as a bit set (`candidates.key_index`); `pol`: its own cleanup.policy, read
@@ -133,7 +137,8 @@ def _topics(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands:
     whole = sorted(c for c, x in cands.by_cluster.items() if x)
     elsewhere = [ct for ct in cands.by_topic if not cands.by_cluster.get(ct[0])]
     clusters, wanted = _clusters_or_topics(spark, whole, elsewhere)
-    topics = only(inv.topics, clusters).filter(wanted).select(
+    kept = wanted & ~pair_in(spark, "cluster", "topic", gone) if gone else wanted
+    topics = only(inv.topics, clusters).filter(kept).select(
         "cluster", "topic", "partitions", F.col("replication_factor").alias("rf"), F.lit(1).alias("present"),
         F.lit(0).cast("long").alias("shield"), F.lit(0).alias("pol"), none.cast("long").alias("size"))
     index = F.array(*[F.lit(k) for k in key_index()])

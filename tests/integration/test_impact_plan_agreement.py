@@ -27,7 +27,9 @@ entity: kept): topic m's replica on broker 1 deletes nothing, the one on broker 
 
 A third, `deleting`, opts into policy.deleteTopics [scratch-*, legacy.events, __*]: the undeclared scratch-1 (with
 partition sizes in the inventory) and legacy.events (none) are deleted; scratch-keep is declared, __consumer_offsets
-internal, legacy-events not the name. The job lists exactly the plan's TopicDeletes, with its reasons.
+internal, legacy-events not the name. The job lists exactly the plan's TopicDeletes, with its reasons. Its
+<default> log.retention.ms also goes 7d -> 1h: the three topics that stay change (destructive), the two deleted
+ones are not config changes (apply deletes them: no value after).
 """
 
 from __future__ import annotations
@@ -123,12 +125,12 @@ def _states() -> dict[str, tuple[DesiredState, LiveState]]:
         cluster="deleting",
         brokers={b: _registration(b) for b in (1, 2)},
         topics={t: LiveTopic(t, a, version=4) for t, a in names.items()},
-        entities={},
+        entities={DEFAULT: _entity(DEFAULT, {"log.retention.ms": D7})},
     )
     desired = DesiredState(
         cluster=ClusterSpec("deleting", "3.6", ZooKeeperSpec("zk:2181"), (1, 2),
                             policy=Policy(delete_topics=("scratch-*", "legacy.events", "__*"))),
-        entities={},
+        entities={DEFAULT: DesiredEntity(DEFAULT, {"log.retention.ms": DesiredValue(H1)})},
         topics={"scratch-keep": DesiredTopic("scratch-keep", None, None, {})},
     )
     out["deleting"] = (desired, live)
@@ -188,6 +190,10 @@ def test_topic_deletions_are_the_plans(assessed: dict[str, Any]) -> None:
     assert (deleted["replicas"], deleted["bytes"], deleted["bytesUnknown"]) == (2 + 6, 16384, 1)
     cluster = next(c for c in assessed["summary"]["byCluster"] if c["cluster"] == "deleting")
     assert (cluster["risk"], cluster["topicsDeleted"], cluster["topicBytesDeleted"]) == ("destructive", 2, 16384)
+    # the topics apply deletes are no config change (no value after), the others inherit the lowered retention
+    changed = {t for c, t, _ in assessed["topics"] if c == "deleting"}
+    assert changed == {"scratch-keep", "__consumer_offsets", "legacy-events"}
+    assert (cluster["topics"], cluster["partitions"], cluster["bytes"]) == (3, 3, 0)
     md = assessed["markdown"]
     assert md.index("Topics to DELETE") < md.index("### By key")
     assert "| `deleting` | `scratch-1` | 3 | 6 | 16.0 KiB |" in md
@@ -256,8 +262,8 @@ def test_a_per_broker_policy_rates_each_replica(assessed: dict[str, Any]) -> Non
     by_rule = {r["rule"]: r for r in assessed["summary"]["byRule"]}
     by_key = {r["key"]: r for r in assessed["summary"]["byKey"]}
     # brokers: policies 1-3 (their own value); perbroker 1-2 (their own value lowered: a broker change is rated
-    # as the plan rates it, whatever its topics' policies)
-    assert by_rule["retention-lowered"]["brokers"] == by_key["retention.ms"]["brokers"] == 5
+    # as the plan rates it, whatever its topics' policies); deleting 1-2
+    assert by_rule["retention-lowered"]["brokers"] == by_key["retention.ms"]["brokers"] == 5 + 2
 
 
 def test_counts_follow_the_ratings(assessed: dict[str, Any]) -> None:
@@ -265,13 +271,13 @@ def test_counts_follow_the_ratings(assessed: dict[str, Any]) -> None:
     on the replica hosts of to-delete, to-compact and uncompacted (brokers 1-3), as its rule does."""
     s = assessed["summary"]
     # destructive: events, both, deleted, to-delete, to-compact (cleanup.policy), dropped, uncompacted, m;
-    # safe: state, compacted
-    assert s["topicsByRisk"] == {"destructive": 8, "disruptive": 0, "safe": 2}
+    # deleting's scratch-keep, __consumer_offsets, legacy-events; safe: state, compacted
+    assert s["topicsByRisk"] == {"destructive": 8 + 3, "disruptive": 0, "safe": 2}
     by_rule = {r["rule"]: r for r in s["byRule"]}
     by_key = {r["key"]: r for r in s["byKey"]}
     assert by_key["cleanup.policy"]["brokers"] == by_rule["cleanup-policy-changed"]["brokers"] == 3
-    # events, both, deleted, to-delete, dropped, uncompacted, m
-    assert by_rule["retention-lowered"]["topics"] == 7
+    # events, both, deleted, to-delete, dropped, uncompacted, m; deleting's three kept topics
+    assert by_rule["retention-lowered"]["topics"] == 7 + 3
     assert by_rule["retention-bytes-lowered"]["topics"] == 1  # deleted only; compacted's deletes nothing
 
 
