@@ -153,6 +153,18 @@ class BrokerAdmin:
             out[key] = {v.key: float(v.value) for v in entry.values}
         return out
 
+    def scram_credentials(self) -> dict[str, dict[str, int]]:
+        """Every user's SCRAM credentials as the brokers report them (DescribeUserScramCredentials, all users):
+        user -> mechanism (`SCRAM-SHA-256`) -> iterations. Keys and salts are never part of the answer."""
+        answer = self._admin.describe_user_scram_credentials()
+        out: dict[str, dict[str, int]] = {}
+        for user, result in (answer or {}).items():
+            if result.get("error"):
+                continue  # a user without credentials (RESOURCE_NOT_FOUND): none reported
+            out[str(user)] = {str(info["mechanism"].name).replace("_", "-"): int(info["iterations"])
+                              for info in result.get("credential_infos") or ()}
+        return out
+
     def acls(self) -> dict[str, set[str]]:
         """Every ACL the brokers' authorizer reports (DescribeAcls, filter ANY): resource pattern display
         (`Topic:PREFIXED:app-`) -> entry displays (`Allow User:alice Read from *`), in our names (Kafka's

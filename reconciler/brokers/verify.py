@@ -21,7 +21,7 @@ from reconciler.secrets.compare import base_dir
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
 from reconciler.secrets.refs import resolve_optional
 from reconciler.verify.expect import Expectation, expectations
-from reconciler.verify.judge import Outcome, judge_acl, judge_config, judge_layout, judge_quota
+from reconciler.verify.judge import Outcome, judge_acl, judge_config, judge_layout, judge_quota, judge_scram
 from reconciler.verify.report import Result, VerifyReport
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -66,7 +66,8 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
     layouts: list[Expectation] = []
     quotas: list[Expectation] = []
     acls = [e for e in pending if e.kind == "acl"]
-    pending = [e for e in pending if e.kind != "acl"]
+    scram = [e for e in pending if e.kind == "scram"]
+    pending = [e for e in pending if e.kind not in ("acl", "scram")]
     for e in pending:
         if e.kind == "broker":
             by_broker[e.target].append(e)
@@ -104,6 +105,12 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
             out.update((e, judge_quota(e, reported_quotas.get(e.target))) for e in quotas)
         except Exception as exc:
             out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in quotas)
+    if scram:
+        try:
+            reported_scram = admin.scram_credentials()
+            out.update((e, judge_scram(e, reported_scram)) for e in scram)
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in scram)
     if acls:
         try:
             reported_acls = admin.acls()

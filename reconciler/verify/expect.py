@@ -15,7 +15,7 @@ from typing import Literal
 from reconciler.model import DEFAULT_ENTITY, EntityRef
 from reconciler.plan import Plan
 
-Kind = Literal["broker", "topic", "quota", "layout", "acl"]
+Kind = Literal["broker", "topic", "quota", "layout", "acl", "scram"]
 PRESENT = "present"  # an ACL entry's expected value: DescribeAcls reports it
 
 DYNAMIC_DEFAULT_BROKER = "DYNAMIC_DEFAULT_BROKER_CONFIG"
@@ -25,6 +25,10 @@ SENSITIVE = "(sensitive)"  # the expected "value" of a password: present, never 
 PARTITIONS = "partitions"
 REPLICATION_FACTOR = "replication.factor"
 DELETED = "deleted"  # a topic's layout key: the topic must no longer be reported
+
+# SCRAM credentials in users/<user> (ScramMechanism names): DescribeUserScramCredentials reports each user's
+# mechanisms with their iterations (never a key or salt); the expectation's value is the iteration count.
+SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 
 # DescribeClientQuotas' entity types (ClientQuotaEntity.USER, CLIENT_ID, IP) for our config entity types.
 QUOTA_ENTITY_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
@@ -75,6 +79,9 @@ def expectations(plan: Plan, brokers: Sequence[int]) -> tuple[Expectation, ...]:
             elif ref.entity_type == "topics":
                 out.append(Expectation(ref.display, change.key, "topic", ref.name, value, DYNAMIC_TOPIC,
                                        change.sensitive))
+            elif ref.entity_type == "users" and ref.client is None and change.key in SCRAM_KEYS:
+                iterations = None if removed or change.iterations is None else str(change.iterations)
+                out.append(Expectation(ref.display, change.key, "scram", ref.name, iterations))
             else:
                 out.append(Expectation(ref.display, change.key, "quota", quota_key(quota_entity(ref)), value))
     for topic in plan.topics_to_create:

@@ -132,6 +132,17 @@ def judge_acl(exp: Expectation, reported: Mapping[str, set[str]]) -> Outcome:
     return TAKEN if there else Outcome("not_taken", "not reported by DescribeAcls")
 
 
+def judge_scram(exp: Expectation, reported: Mapping[str, Mapping[str, int]]) -> Outcome:
+    """A SCRAM credential (user `exp.target`, mechanism `exp.key`) against DescribeUserScramCredentials: the
+    mechanism with the planned iterations when set (value), no such mechanism when removed (value None)."""
+    iterations = reported.get(exp.target, {}).get(exp.key)
+    if exp.value is None:
+        return TAKEN if iterations is None else Outcome("not_taken", "the brokers still report the credential")
+    if iterations is None:
+        return Outcome("not_taken", "not reported by DescribeUserScramCredentials")
+    return TAKEN if str(iterations) == exp.value else Outcome("not_taken", f"brokers report {iterations} iterations")
+
+
 def worst(outcomes: Sequence[Outcome]) -> Status:
     order = {"taken": 0, "unreachable": 1, "not_taken": 2}
     return max((o.status for o in outcomes), key=order.__getitem__, default="taken")

@@ -134,7 +134,9 @@ def test_scram_users_applied_log_in_and_a_password_change_locks_the_old_one_out(
     write(repo, "quotas.yaml", doc)
     assert not login(kafka_secure, alice, first)  # not a user yet
 
-    assert cli(repo, "apply", "c1", "--auto-approve") == 0
+    # --verify: DescribeUserScramCredentials reports each user's mechanism with the planned iterations
+    assert cli(repo, "apply", "c1", "--auto-approve", "--verify") == 0
+    assert "verif" in capsys.readouterr().err
     assert eventually(lambda: login(kafka_secure, alice, first), True)
     assert eventually(lambda: login(kafka_secure, bob, bobs, "SCRAM-SHA-512"), True)
     assert not login(kafka_secure, alice, second)
@@ -152,7 +154,7 @@ def test_scram_users_applied_log_in_and_a_password_change_locks_the_old_one_out(
     (change,) = entity.changes
     assert (change.key, change.op, change.redacted, change.risk) == ("SCRAM-SHA-256", "~", "changed", "disruptive")
     assert any(alice in reason for reason in change.reasons)
-    assert cli(repo, "apply", "c1", "--auto-approve") == 0
+    assert cli(repo, "apply", "c1", "--auto-approve", "--verify") == 0
     assert eventually(lambda: login(kafka_secure, alice, second), True)
     assert not eventually(lambda: login(kafka_secure, alice, first), False)
     out = capsys.readouterr()
