@@ -11,6 +11,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reconciler.brokers.admin import AdminSecurity, BrokerAdmin, BrokerAdminError
 from reconciler.errors import SecretError
@@ -99,25 +100,25 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
             out.update((e, judge_layout(e, reported_layouts.get(e.target))) for e in layouts)
         except Exception as exc:
             out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in layouts)
-    if quotas:
-        try:
-            reported_quotas = admin.quotas()
-            out.update((e, judge_quota(e, reported_quotas.get(e.target))) for e in quotas)
-        except Exception as exc:
-            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in quotas)
-    if scram:
-        try:
-            reported_scram = admin.scram_credentials()
-            out.update((e, judge_scram(e, reported_scram)) for e in scram)
-        except Exception as exc:
-            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in scram)
-    if acls:
-        try:
-            reported_acls = admin.acls()
-            out.update((e, judge_acl(e, reported_acls)) for e in acls)
-        except Exception as exc:
-            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in acls)
+    _cluster_wide(out, quotas, admin.quotas, lambda e, reported: judge_quota(e, reported.get(e.target)))
+    _cluster_wide(out, scram, admin.scram_credentials, judge_scram)
+    _cluster_wide(out, acls, admin.acls, judge_acl)
     return out
+
+
+def _cluster_wide(
+    out: dict[Expectation, Outcome], exps: list[Expectation], ask: Callable[[], Any],
+    judge: Callable[[Expectation, Any], Outcome],
+) -> None:
+    """Expectations one cluster-wide answer judges (DescribeClientQuotas, DescribeUserScramCredentials,
+    DescribeAcls): asked once, only when some are pending."""
+    if not exps:
+        return
+    try:
+        reported = ask()
+        out.update((e, judge(e, reported)) for e in exps)
+    except Exception as exc:
+        out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in exps)
 
 
 def verify_plan(
