@@ -207,6 +207,7 @@ def _quota_order(ref: EntityRef) -> tuple[str, bool, str, bool, str]:
 
 def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, Any] | None:
     sections: dict[str, dict[str, Any]] = {"clients": {}, "users": {}, "userClients": {}, "ips": {}}
+    scram_users: list[str] = []
     for ref, entity in sorted(live.entities.items(), key=lambda item: _quota_order(item[0])):
         if ref.entity_type not in ("clients", "users", "ips"):
             continue
@@ -216,6 +217,8 @@ def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, A
                          "('default' means <default> there); left unmanaged")
             continue
         config = writer.config(ref.quota_kind, entity.config, SCRAM_KEYS.__contains__)
+        if ref.client is None and not SCRAM_KEYS.isdisjoint(entity.config):
+            scram_users.append(f"{ref.name} ({'/'.join(sorted(SCRAM_KEYS & set(entity.config)))})")
         if not config:
             continue  # a parent of user-client quotas, or only SCRAM credentials
         if ref.client is not None:
@@ -223,6 +226,11 @@ def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, A
             users[_manifest_name(ref.client)] = config
         else:
             sections[ref.entity_type][_manifest_name(ref.name)] = config
+    if scram_users:  # a password cannot be recovered from Kafka's salted keys: never imported
+        shown = ", ".join(scram_users[:5]) + (f" and {len(scram_users) - 5} more" if len(scram_users) > 5 else "")
+        notes.append(f"SCRAM credentials of {len(scram_users)} user(s) left unmanaged: {shown}; to manage one, "
+                     "declare it under the Quotas kind's scramUsers with a secret reference to its password "
+                     "(a plan then says 'no changes' when the password is the stored one)")
     spec = {k: v for k, v in sections.items() if v}
     return _doc("Quotas", {}, spec) if spec else None
 

@@ -7,6 +7,7 @@ brokers answer to a login, never our own read-back."""
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import time
 import uuid
@@ -162,7 +163,7 @@ def test_scram_users_applied_log_in_and_a_password_change_locks_the_old_one_out(
 
 
 def test_config_command_user_with_the_same_password_plans_no_changes_and_formats_agree(
-    repo: Path, tmp_path: Path, kafka_secure: KafkaCluster
+    repo: Path, tmp_path: Path, kafka_secure: KafkaCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     carol = f"carol-{uuid.uuid4().hex[:6]}"
     secret = password()
@@ -180,7 +181,6 @@ def test_config_command_user_with_the_same_password_plans_no_changes_and_formats
 
     # Kafka's format, byte for byte in structure: our formatter recomputes Kafka's keys from Kafka's salt
     theirs = zk_get(kafka_secure, f"/config/users/{carol}").decode()
-    import json
     value = json.loads(theirs)["config"]["SCRAM-SHA-256"]
     credential = scram.from_string(value)
     again = scram.generate("SCRAM-SHA-256", Secret(secret), credential.iterations, credential.salt)
@@ -188,6 +188,14 @@ def test_config_command_user_with_the_same_password_plans_no_changes_and_formats
     # and ConfigCommand's salt has the shape ours has (ScramFormatter.secureRandomBytes: base-36 digits)
     assert credential.salt.decode().isalnum() and credential.salt.decode() == credential.salt.decode().lower()
     assert len(base64.b64decode(value.split(",")[1].split("=", 1)[1])) == 32  # SHA-256 stored_key
+
+    # import leaves credentials out (no password can be recovered from salted keys) and says so in a note
+    capsys.readouterr()
+    imported = tmp_path / "imported"
+    assert cli(repo, "import", "imp", "--zookeeper", kafka_secure.zk_connect, "--out", str(imported)) == 0
+    note = capsys.readouterr().err
+    assert "scramUsers" in note and carol in note
+    assert not any("SCRAM-SHA" in f.read_text() for f in imported.rglob("*.yaml"))
 
     # a different password in the manifests: a change (apply then logs in with the manifests' one)
     other = password()
