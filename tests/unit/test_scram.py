@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,13 @@ import pytest
 from reconciler.diff import build_plan
 from reconciler.diff.config import SecretState
 from reconciler.errors import Diagnostic
+from reconciler.manifests.planfile import read_plans, schema_problem
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import EntityRef, LiveEntity, LiveState, Secret, SecretRef
 from reconciler.plan import plan_from_json, plan_to_json
 from reconciler.risk import scram_risk
 from reconciler.secrets import scram
-from reconciler.secrets.compare import scram_state
+from reconciler.secrets.compare import compare_secrets, scram_state
 from reconciler.verify.expect import expectations
 from reconciler.verify.judge import judge_scram
 from tests.leakcheck import plant
@@ -181,3 +183,25 @@ def test_verify_expects_the_mechanism_with_its_iterations(tmp_path: Path) -> Non
     assert judge_scram(exp, {"alice": {"SCRAM-SHA-256": 8192}}).status == "taken"
     assert judge_scram(exp, {"alice": {"SCRAM-SHA-256": 4096}}).status == "not_taken"
     assert judge_scram(exp, {}).status == "not_taken"
+
+
+def test_a_pull_requests_own_reference_is_never_resolved_and_shows_unknown(tmp_path: Path) -> None:
+    """PR mode (gitops/prmode.py passes `trusted_secret`): a reference the base revision does not have is not
+    resolved, so the plan neither claims a change nor hides one."""
+    desired = _desired(tmp_path, ALICE)
+    (tmp_path / "clusters" / "c1" / "alice.pw").write_text(PASSWORD)
+    stored = scram.credential_for("SCRAM-SHA-256", Secret(PASSWORD), 8192)
+    live = _live({"SCRAM-SHA-256": stored})
+    ref = EntityRef("users", "alice")
+    assert compare_secrets(desired, live, tmp_path).states[(ref, "SCRAM-SHA-256")].state == "unchanged"
+    untrusted = compare_secrets(desired, live, tmp_path, trusted_secret=lambda *_: False)
+    assert untrusted.states[(ref, "SCRAM-SHA-256")].state == "unknown" and untrusted.warnings
+
+
+def test_a_scram_plan_file_passes_the_plan_file_schema(tmp_path: Path) -> None:
+    desired = _desired(tmp_path, ALICE)
+    plan, _ = build_plan(desired, LiveState("c1", {}, {}, {}))
+    text = plan_to_json(plan)
+    assert schema_problem(json.loads(text)) is None
+    assert [c.iterations for p in read_plans(text) for e in p.entities for c in e.changes
+            if c.key == "SCRAM-SHA-256"] == [8192]
