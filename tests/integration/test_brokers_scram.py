@@ -66,7 +66,8 @@ def login_at(server: str, user: str, secret: str, mechanism: str) -> bool:
     try:
         client = KafkaAdminClient(bootstrap_servers=[server], security_protocol="SASL_PLAINTEXT",
                                   sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password=secret,
-                                  request_timeout_ms=5000)
+                                  request_timeout_ms=5000, bootstrap_timeout_ms=8000,
+                                  reconnect_backoff_max_ms=1000)
     except KafkaConfigurationError:
         raise  # the test's own mistake, never a refused login
     except KafkaError:
@@ -158,6 +159,17 @@ def test_scram_users_applied_log_in_and_a_password_change_locks_the_old_one_out(
     assert cli(repo, "apply", "c1", "--auto-approve", "--verify") == 0
     assert eventually(lambda: login(kafka_secure, alice, second), True)
     assert not eventually(lambda: login(kafka_secure, alice, first), False)
+
+    # bob moves from SCRAM-SHA-512 to SCRAM-SHA-256: the old mechanism's removal is disruptive, verified gone
+    write(repo, "quotas.yaml", scram_doc({alice: {"SCRAM-SHA-256": ("alice.pw", 8192)},
+                                          bob: {"SCRAM-SHA-256": ("bob.pw", 4096)}},
+                                         quotas=f"    {alice}: {{producer_byte_rate: 1048576}}"))
+    _, plan = plan_file(repo, tmp_path)
+    moved = {c.key: (c.op, c.risk) for e in plan.entities for c in e.changes}
+    assert moved == {"SCRAM-SHA-512": ("-", "disruptive"), "SCRAM-SHA-256": ("+", "safe")}
+    assert cli(repo, "apply", "c1", "--auto-approve", "--verify") == 0  # exit 0: DescribeUserScramCredentials agrees
+    assert eventually(lambda: login(kafka_secure, bob, bobs), True)
+    assert not eventually(lambda: login(kafka_secure, bob, bobs, "SCRAM-SHA-512"), False)
     out = capsys.readouterr()
     assert first not in out.out + out.err and second not in out.out + out.err
 
