@@ -58,10 +58,12 @@ broker_ids() {  # the brokers of D (from cluster.env), or just --only
   if [ -n "$ONLY" ]; then echo "$ONLY"; return; fi
   if [ -f "$ENV_FILE" ]; then (. "$ENV_FILE"; echo "$BROKERS" | tr ',' ' '); else seq 1 "$BROKERS"; fi
 }
-free_port() {  # a loopback port nothing listens on now (the caller may still lose a race: start retries)
-  local p
+free_port() {  # a loopback port nothing listens on now, below the ephemeral range (a restarted broker must not
+  # find its port taken as some client connection's source port); the caller may still lose a race
+  local p low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (low - 10000)))
     port_open "$p" || { echo "$p"; return; }
   done
   die "no free port found"

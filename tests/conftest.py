@@ -4,6 +4,7 @@ a fresh chroot per test for isolation. Real ZooKeeper is mandatory: if it cannot
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -25,10 +26,24 @@ ZK_FIXTURES = frozenset({"zk_server", "zk_chroot", "zk_client", "zk_connect"})
 
 
 def free_port() -> int:
-    """A loopback port free right now (the server binds it a moment later; start() retries on a clash)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port free right now, BELOW the kernel's ephemeral range: a server stopped and restarted on it
+    (ZooKeeper and broker fault tests) must not find it taken as the source port of some client's connection,
+    which any port of the ephemeral range can be at any moment (the server binds it a moment later; start()
+    retries on a clash)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(10000, max(10001, low))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 def run_zk_script(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -104,5 +104,5 @@ def test_snapshot_then_impact(spark: Any, zk_client: KazooClient, zk_connect: st
         assert live[key] == from_inventory[key]
     assert live["bytesAffected"] is None  # no sizes without an inventory
     assert live["byKey"] == [{**row, "bytes": None} for row in from_inventory["byKey"]]
-    no_sizes = {"bytes": None, "bytesDeletedEstimate": None}
+    no_sizes = {"bytes": None, "bytesDeletedEstimate": None, "topicBytesDeleted": None}
     assert live["byCluster"] == [{**row, **no_sizes} for row in from_inventory["byCluster"]]

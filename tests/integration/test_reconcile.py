@@ -105,7 +105,7 @@ def test_reconcile_applies_a_merged_change_and_records_the_revision(
     assert code == 0, err
     assert statuses(summary) == {"a": "applied"}
     assert summary["clusters"][0]["changes"] == {"add": 0, "change": 1, "remove": 0, "topicsCreated": 0,
-                                                 "partitionsAdded": 0}
+                                                 "partitionsAdded": 0, "topicsDeleted": 0}
     assert config(fleet.client, f"{fleet.chroot}/a/config/topics/orders") == {"retention.ms": "172800000"}
     entries = audit_entries(fleet.client, f"{fleet.chroot}/a")
     assert [e["revision"] for e in entries] == [first, merged]
