@@ -19,7 +19,6 @@ from kazoo.client import KazooClient
 from reconciler.diff import build_plan
 from reconciler.errors import (
     Diagnostic,
-    SecretError,
     ValidationError,
     has_errors,
     printable,
@@ -37,7 +36,7 @@ from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
 from reconciler.secrets.compare import TrustedSecret, base_dir, compare_secrets
-from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
+from reconciler.secrets.files import checked_pem
 from reconciler.secrets.refs import resolve_optional
 from reconciler.secrets.rotation import rotation_warnings
 from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
@@ -61,23 +60,11 @@ def tls_files(cluster: ClusterSpec, root: Path) -> TlsFiles | None:
     if tls is None:
         return None
     where = base_dir(root, cluster.source)
-    allowed = approved_secret_dirs()
-
-    def checked(name: str | None, what: str) -> Path | None:
-        if name is None:
-            return None
-        try:
-            path = confine(where / name, root, shown=f"{what} {name}", allowed=allowed)
-            read_regular(path, MAX_SECRET_BYTES, shown=f"{what} {name}")
-        except FileAccessError as exc:
-            raise SecretError(f"cluster {cluster.name}: zookeeper.tls: {exc.message}") from None
-        return path
-
-    key = tls.key_file.file if tls.key_file is not None else None
+    section = f"cluster {cluster.name}: zookeeper.tls"
     return TlsFiles(
-        ca=checked(tls.ca_file, "CA file"),
-        certificate=checked(tls.cert_file, "certificate file"),
-        key=checked(key, "key file"),
+        ca=checked_pem(tls.ca_file, where, root, what="CA file", section=section),
+        certificate=checked_pem(tls.cert_file, where, root, what="certificate file", section=section),
+        key=checked_pem(tls.key_file.file if tls.key_file else None, where, root, what="key file", section=section),
         key_password=resolve_optional(tls.key_password, where, root),
         verify_hostname=tls.verify_hostname,
     )

@@ -19,29 +19,20 @@ from reconciler.errors import ReconcilerError
 from reconciler.model import AclEntry, AclResource, AdminClientSpec, Secret
 from reconciler.verify.expect import quota_key
 from reconciler.verify.judge import ReportedConfig, ReportedLayout, Synonym
+from reconciler.zk.session import QuietLibraryLog
 
 
 class BrokerAdminError(ReconcilerError):
     """The brokers' Admin API is unreachable or refused a request (names the bootstrap servers only)."""
 
 
-class _Quiet(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.INFO:
-            return False
-        if isinstance(record.args, tuple) and record.args:
-            record.args = tuple(a if isinstance(a, str | int | float | bool) or a is None else type(a).__name__
-                                for a in record.args)
-        return True
-
-
 # kafka-python logs every refused connection at ERROR: a broker that is down is a verification outcome,
 # reported once per key, not a stream of log lines.
 _LOG = logging.getLogger("kafka")
 _LOG.setLevel(logging.CRITICAL)
-_LOG.addFilter(_Quiet())
+_LOG.addFilter(QuietLibraryLog())
 for _name in ("kafka.conn", "kafka.client", "kafka.net", "kafka.admin", "kafka.protocol"):
-    logging.getLogger(_name).addFilter(_Quiet())
+    logging.getLogger(_name).addFilter(QuietLibraryLog())
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.brokers.admin import AdminSecurity, BrokerAdmin, BrokerAdminError
-from reconciler.errors import SecretError
 from reconciler.model import ClusterSpec, TlsSpec
 from reconciler.plan import Plan
 from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.secrets.compare import base_dir
-from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, confine, read_regular
+from reconciler.secrets.files import checked_pem
 from reconciler.secrets.refs import resolve_optional
 from reconciler.verify.expect import Expectation, expectations
 from reconciler.verify.judge import Outcome, judge_acl, judge_config, judge_layout, judge_quota, judge_scram
@@ -35,21 +34,13 @@ def admin_security(cluster: ClusterSpec, root: Path) -> AdminSecurity:
         return AdminSecurity()
     where = base_dir(root, cluster.source)
     tls: TlsSpec | None = spec.tls
-
-    def checked(name: str | None, what: str) -> Path | None:
-        if name is None:
-            return None
-        try:
-            path = confine(where / name, root, shown=f"{what} {name}", allowed=approved_secret_dirs())
-            read_regular(path, MAX_SECRET_BYTES, shown=f"{what} {name}")
-        except FileAccessError as exc:
-            raise SecretError(f"cluster {cluster.name}: adminClient.tls: {exc.message}") from None
-        return path
+    section = f"cluster {cluster.name}: adminClient.tls"
 
     return AdminSecurity(
-        ca=checked(tls.ca_file if tls else None, "CA file"),
-        certificate=checked(tls.cert_file if tls else None, "certificate file"),
-        key=checked(tls.key_file.file if tls and tls.key_file else None, "key file"),
+        ca=checked_pem(tls.ca_file if tls else None, where, root, what="CA file", section=section),
+        certificate=checked_pem(tls.cert_file if tls else None, where, root, what="certificate file", section=section),
+        key=checked_pem(tls.key_file.file if tls and tls.key_file else None, where, root, what="key file",
+                        section=section),
         key_password=resolve_optional(tls.key_password if tls else None, where, root),
         sasl_password=resolve_optional(spec.sasl.password if spec.sasl else None, where, root),
     )

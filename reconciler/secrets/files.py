@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.errors import ReconcilerError, clip, printable
+from reconciler.errors import ReconcilerError, SecretError, clip, printable
 
 SECRET_DIRS_ENV = "RECONCILER_SECRET_DIRS"
 MAX_SECRET_BYTES = 64 * 1024  # a password, a key, a PEM bundle of a few certificates
@@ -147,3 +147,18 @@ def read_confined(path: Path, root: Path, limit: int, *, shown: str, allowed: Se
 
 def _reason(exc: BaseException) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+
+
+def checked_pem(name: str | None, directory: Path, root: Path, *, what: str, section: str) -> Path | None:
+    """A TLS file a manifest names (CA, certificate, key), relative to `directory`: confined and checked like every
+    manifest-named file (inside the repository or RECONCILER_SECRET_DIRS, regular, bounded); the client then loads
+    it by path. `section` (`cluster c1: zookeeper.tls`) starts the error."""
+    if name is None:
+        return None
+    shown = f"{what} {name}"
+    try:
+        path = confine(directory / name, root, shown=shown, allowed=approved_secret_dirs())
+        read_regular(path, MAX_SECRET_BYTES, shown=shown)
+    except FileAccessError as exc:
+        raise SecretError(f"{section}: {exc.message}") from None
+    return path

@@ -132,10 +132,10 @@ def shared_handler() -> _SelectHandler:
         return handler
 
 
-class _QuietKazoo(logging.Filter):
-    """kazoo's DEBUG (and lower) records print whole requests and responses: `Auth(… 'user:pw')`, the data
-    of every znode written or read (encoded passwords). They never pass, whatever `-v` asks for; records at
-    INFO and above keep only plain arguments."""
+class QuietLibraryLog(logging.Filter):
+    """A client library's DEBUG (and lower) records print whole requests and responses — kazoo's `Auth(…
+    'user:pw')` and the data of every znode (encoded passwords), kafka-python's SASL exchanges. They never pass,
+    whatever `-v` asks for; records at INFO and above keep only plain arguments."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.INFO:
@@ -147,7 +147,7 @@ class _QuietKazoo(logging.Filter):
 
 
 KAZOO_LOG = logging.getLogger("kazoo.reconciler")  # under "kazoo": the CLI sets its level (quiet without -v)
-KAZOO_LOG.addFilter(_QuietKazoo())
+KAZOO_LOG.addFilter(QuietLibraryLog())
 
 
 @dataclass(frozen=True)
