@@ -191,20 +191,24 @@ from tests.kafkabrokers import KafkaCluster, start_cluster, stop_cluster  # noqa
 def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     """Three real ZooKeeper-mode Kafka brokers (ids 1-3) under their own chroot of the session's ZooKeeper,
     with a password.encoder.secret; started once per run. Real brokers are mandatory: no skip."""
-    directory = tmp_path_factory.mktemp("kafka")
-    chroot = f"/kafka-{uuid.uuid4().hex[:8]}"
-    errors = []
-    for _ in range(3):  # a free port may be taken between probing and binding
-        try:
-            cluster = start_cluster(directory, f"{zk_server.connect}{chroot}",
-                                    [free_port() for _ in range(3)], secret=uuid.uuid4().hex)
-            break
-        except RuntimeError as exc:
-            errors.append(str(exc))
-    else:
-        pytest.fail("cannot start real Kafka brokers (required):\n" + "\n".join(errors), pytrace=False)
+    cluster = _started_brokers(zk_server, tmp_path_factory.mktemp("kafka"), "kafka", sasl=False)
     yield cluster
     stop_cluster(cluster)
+
+
+def _started_brokers(zk_server: ZkServer, directory: Path, name: str, *, sasl: bool) -> KafkaCluster:
+    """Three brokers under a fresh chroot `/<name>-<hex>`, retried when a probed free port is taken meanwhile;
+    a failure to start fails the run (real brokers are mandatory: no skip)."""
+    chroot = f"/{name}-{uuid.uuid4().hex[:8]}"
+    errors = []
+    for _ in range(3):
+        try:
+            return start_cluster(directory, f"{zk_server.connect}{chroot}", [free_port() for _ in range(3)],
+                                 secret=uuid.uuid4().hex, sasl_ports=[free_port() for _ in range(3)] if sasl else None)
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    pytest.fail(f"cannot start real Kafka brokers{' with SASL' if sasl else ''} (required):\n" + "\n".join(errors),
+                pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -212,18 +216,7 @@ def kafka_secure(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) 
     """A second set of three real brokers with a SASL_PLAINTEXT listener each (SCRAM-SHA-256/512, credentials
     from ZooKeeper) and Kafka's AclAuthorizer (ANONYMOUS on PLAINTEXT is the super user, no ACL: denied);
     `sasl_bootstrap` names the SASL listeners. Started once per run, on first use."""
-    directory = tmp_path_factory.mktemp("kafka-secure")
-    chroot = f"/kafka-secure-{uuid.uuid4().hex[:8]}"
-    errors = []
-    for _ in range(3):  # a free port may be taken between probing and binding
-        try:
-            cluster = start_cluster(directory, f"{zk_server.connect}{chroot}", [free_port() for _ in range(3)],
-                                    secret=uuid.uuid4().hex, sasl_ports=[free_port() for _ in range(3)])
-            break
-        except RuntimeError as exc:
-            errors.append(str(exc))
-    else:
-        pytest.fail("cannot start real Kafka brokers with SASL (required):\n" + "\n".join(errors), pytrace=False)
+    cluster = _started_brokers(zk_server, tmp_path_factory.mktemp("kafka-secure"), "kafka-secure", sasl=True)
     yield cluster
     stop_cluster(cluster)
 
