@@ -40,7 +40,6 @@ from reconciler.secrets.files import checked_pem
 from reconciler.secrets.refs import resolve_optional
 from reconciler.secrets.rotation import rotation_warnings
 from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
-from reconciler.zk.acls import read_acls
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.read import ReadScope, read_live_state
@@ -195,7 +194,6 @@ def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROG
         with cluster_client(desired.cluster, root, notify=_notifier(progress)) as client:
             live = read_live_state(client, desired.cluster.name, scope or read_scope(desired), progress=phase.update)
             live = with_applied_passwords(client, desired, live)
-            live = replace(live, acls=read_acls(client))  # ACL resource znodes (zk/acls.py)
             if checks is not None:
                 checks.extend(acl_diagnostics(client, desired))
         phase.done(f"{len(live.entities)} config znodes, {len(live.topics)} topics, {len(live.brokers)} brokers")

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from reconciler.model import LiveState, Secret
 from reconciler.plan import Plan
 from reconciler.secrets.encoder import EncoderParams, try_decode
 from reconciler.workflow import plan_against
-from reconciler.zk.acls import read_acls
 from reconciler.zk.read import ReadScope, read_live_state
 
 __all__ = ["ImportSpec", "Imported", "fleet_documents", "import_cluster", "read_cluster", "render_files"]
@@ -75,7 +74,7 @@ def _rollback(target: Path, previous: Path | None) -> None:
 def read_cluster(client: KazooClient, cluster: str) -> LiveState:
     """Everything the import may declare: every entity type, brokers and topics."""
     live = read_live_state(client, cluster, ReadScope())
-    return replace(live, acls=read_acls(client))  # ACL resource znodes (zk/acls.py)
+    return live
 
 
 def fleet_documents(out_root: Path) -> list[Document]:

@@ -71,8 +71,17 @@ def encode_change(r: AclResource) -> tuple[str, bytes]:
     return EXTENDED_CHANGES, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def acl_type_paths() -> dict[str, tuple[str, str]]:
+    """The znodes listing each resource type's resource znodes -> (resource type, pattern type); read with the
+    rest of the live state (zk/read.py)."""
+    return {f"{root}/{rtype}": (rtype, pattern) for pattern, root in (("LITERAL", LITERAL_ROOT),
+                                                                       ("PREFIXED", PREFIXED_ROOT))
+            for rtype in ACL_RESOURCE_TYPES}
+
+
 def read_acls(client: KazooClient) -> Mapping[AclResource, LiveAcls]:
-    """Every ACL resource znode (literal and prefixed) with its entries and version."""
+    """Every ACL resource znode (literal and prefixed) with its entries and version, one request at a time
+    (tests and tools; `read_live_state` reads them pipelined with everything else)."""
     out: dict[AclResource, LiveAcls] = {}
     for pattern, root in (("LITERAL", LITERAL_ROOT), ("PREFIXED", PREFIXED_ROOT)):
         for rtype in ACL_RESOURCE_TYPES:
@@ -91,4 +100,4 @@ def read_acls(client: KazooClient) -> Mapping[AclResource, LiveAcls]:
     return frozen_map(out)
 
 
-__all__ = ["decode_acls", "encode_acls", "encode_change", "read_acls", "resource_path"]
+__all__ = ["acl_type_paths", "decode_acls", "encode_acls", "encode_change", "read_acls", "resource_path"]

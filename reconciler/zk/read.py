@@ -4,6 +4,7 @@ Each level issues all of its requests before waiting for any answer, so a 10,000
 handful of round trips, not 20,000:
   1. list /config/<type>, /brokers/ids, /brokers/topics; get /controller and the extra entities;
   2. get every listed znode;
+     ACL resources are listed and read in the same two levels (zk/acls.py);
   3. list /config/users/<u>/clients of the users that have children;  4. get those user-client znodes.
 Requests go out as ZooKeeper multiRead batches (3.6+, one request per ~1,000 znodes, ~20x cheaper in
 Python than one kazoo request per znode; see `multiread.py`); on an older server (UNIMPLEMENTED) the whole
@@ -34,9 +35,11 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from reconciler.errors import LiveStateError
 from reconciler.model import (
     ENTITY_TYPES,
+    AclResource,
     BrokerRegistration,
     ControllerInfo,
     EntityRef,
+    LiveAcls,
     LiveEntity,
     LiveState,
     LiveTopic,
@@ -45,6 +48,7 @@ from reconciler.model import (
     sanitize,
 )
 from reconciler.zk import layout, multiread
+from reconciler.zk.acls import acl_type_paths, decode_acls, resource_path
 from reconciler.zk.multiread import GET_CHILDREN, GET_DATA
 from reconciler.zk.session import ZooKeeperError
 
@@ -66,6 +70,7 @@ class ReadScope:
     extra_entities: frozenset[EntityRef] = frozenset()  # read even if their type is not listed
     brokers: bool = True  # /brokers/ids/*
     topics: bool = True  # /brokers/topics/*
+    acls: bool = True  # /kafka-acl/<type>/* and /kafka-acl-extended/prefixed/<type>/* (zk/acls.py)
 
     def __post_init__(self) -> None:
         if unknown := set(self.entity_types) - set(ENTITY_TYPES):
@@ -180,6 +185,8 @@ def _read_once(
     lists = [layout.entity_type_path(t) for t in types]
     lists += [layout.BROKER_IDS_PATH] if scope.brokers else []
     lists += [layout.TOPICS_PATH, layout.DELETE_TOPICS_PATH] if scope.topics else []
+    acl_lists = acl_type_paths() if scope.acls else {}
+    lists += list(acl_lists)
     singles = [layout.CONTROLLER_PATH, *(layout.entity_path(r) for r in extras)]
     level1 = zk.run([(GET_CHILDREN, p) for p in lists] + [(GET_DATA, p) for p in singles])
     listed: dict[str, list[str] | None] = {p: level1[GET_CHILDREN, p] for p in lists}
@@ -194,11 +201,14 @@ def _read_once(
     broker_ids = sorted(_broker_id(zk, c) for c in listed.get(layout.BROKER_IDS_PATH) or ())
     topic_names = sorted(listed.get(layout.TOPICS_PATH) or ())
     topic_paths = [layout.topic_path(t) for t in topic_names]
+    acl_paths = {resource_path(r): r for path, (rtype, pattern) in acl_lists.items()
+                 for r in (AclResource(rtype, pattern, child) for child in listed[path] or ())}
     got.update(
         zk.data(
             [p for p in entity_paths if p not in got]
             + [layout.broker_path(b) for b in broker_ids]
             + topic_paths
+            + list(acl_paths)
         )
     )
 
@@ -219,7 +229,13 @@ def _read_once(
 
     live = _decode(zk, cluster, got, entity_paths, broker_ids, dict(zip(topic_names, topic_paths, strict=True)))
     being_deleted = frozenset(listed.get(layout.DELETE_TOPICS_PATH) or ())
-    return replace(live, topics_being_deleted=being_deleted) if being_deleted else live
+    if being_deleted:
+        live = replace(live, topics_being_deleted=being_deleted)
+    if scope.acls:
+        live = replace(live, acls=frozen_map({
+            r: LiveAcls(r, decode_acls(item[0] or b"", zk.where(path)), item[1].version)
+            for path, r in acl_paths.items() if (item := got.get(path)) is not None}))
+    return live
 
 
 def _decode(

@@ -9,9 +9,10 @@ from kazoo import security
 from kazoo.client import KazooClient
 
 from reconciler.errors import LiveStateError
-from reconciler.model import BrokerRegistration, EntityRef, LiveState, Secret, ZooKeeperSpec
+from reconciler.model import AclEntry, AclResource, BrokerRegistration, EntityRef, LiveState, Secret, ZooKeeperSpec
 from reconciler.zk import layout
 from reconciler.zk import read as read_module
+from reconciler.zk.acls import encode_acls, read_acls, resource_path
 from reconciler.zk.allowlist import NotAllowedError
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ZooKeeperError, close, connect, digest_acl, kazoo_acls
@@ -147,7 +148,27 @@ def test_user_parent_with_null_data_and_children(zk_client: KazooClient) -> None
 @MULTI
 def test_empty_cluster(zk_client: KazooClient, multi_read: bool) -> None:
     state = read_live_state(zk_client, "fresh", multi_read=multi_read)
-    assert state == LiveState("fresh", {}, {}, {}, None)
+    assert state == LiveState("fresh", {}, {}, {}, None, acls={})  # ACLs read: none
+
+
+@MULTI
+def test_acl_resources_are_read_with_the_rest_and_equal_the_one_by_one_read(
+        zk_client: KazooClient, multi_read: bool) -> None:
+    """The pipelined read of /kafka-acl and /kafka-acl-extended/prefixed gives what `read_acls` (one request at a
+    time) gives: entries, pattern and each resource znode's version; `ReadScope(acls=False)` leaves them unread."""
+    literal = AclResource("Topic", "LITERAL", "orders")
+    prefixed = AclResource("Group", "PREFIXED", "app-")
+    alice = AclEntry("User:alice", "*", "Read", "Allow")
+    eve = AclEntry("User:eve", "10.0.0.1", "Read", "Deny")
+    put(zk_client, resource_path(literal), encode_acls([alice]))
+    put(zk_client, resource_path(prefixed), encode_acls([alice, eve]))
+    zk_client.set(resource_path(prefixed), encode_acls([eve, alice]))  # version 1
+    state = read_live_state(zk_client, "c", multi_read=multi_read)
+    assert state.acls == read_acls(zk_client)
+    assert state.acls is not None
+    assert {r: (set(a.entries), a.version) for r, a in state.acls.items()} == {
+        literal: ({alice}, 0), prefixed: ({alice, eve}, 1)}
+    assert read_live_state(zk_client, "c", ReadScope(acls=False), multi_read=multi_read).acls is None
 
 
 def test_missing_chroot_reads_empty(zk_connect: str) -> None:
