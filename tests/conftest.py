@@ -238,3 +238,19 @@ def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.Fixt
     reset_dynamic_configs(kafka_cluster, tmp_path_factory.mktemp("reset"))
     if request.node.get_closest_marker("broker_rejects") is None:
         assert not dropped, f"brokers dropped or refused dynamic configs: {dropped}"
+
+
+# --- real KRaft Kafka nodes (tests/kraftbrokers.py): one JVM each, started on first use ----------------------
+from tests.kraftbrokers import KraftCluster, kraft_fixture  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def kraft4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
+    """A single-node KRaft Kafka 4.x (combined broker and controller, kafka/pom-4.xml)."""
+    yield from kraft_fixture("4.x", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def kraft39(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
+    """A single-node Kafka 3.9 in KRaft mode (the ZooKeeper-mode brokers' jars, kafka/pom.xml)."""
+    yield from kraft_fixture("3.9", tmp_path_factory)
