@@ -248,6 +248,7 @@ class Policy:
     allow_destructive: bool = False
     delete_topics: tuple[str, ...] = ()  # names or shell patterns of undeclared live topics apply may delete
     prune_acls: bool = False  # policy.pruneAcls: remove ACL resources in ZooKeeper that no manifest declares
+    prune_scram_users: bool = False  # policy.pruneScramUsers: remove SCRAM credentials no scramUsers entry declares
 
 
 @dataclass(frozen=True, slots=True)

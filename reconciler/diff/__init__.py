@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.diff.acls import plan_acls
-from reconciler.diff.config import Comparer, ConfigDiffer, SecretState
+from reconciler.diff.config import SCRAM_KEYS, Comparer, ConfigDiffer, SecretState
 from reconciler.diff.topics import plan_deletions, plan_topics
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
@@ -59,7 +59,8 @@ def build_plan(
     catalog = catalog if catalog is not None else load_catalog()
     policy = desired.cluster.policy
     differ = ConfigDiffer(
-        Comparer(catalog, desired.cluster.kafka_version), frozenset(policy.ignore_keys), secret_states
+        Comparer(catalog, desired.cluster.kafka_version), frozenset(policy.ignore_keys), secret_states,
+        prune_scram=policy.prune_scram_users,
     )
     topics = plan_topics(desired, live, catalog)
     deletions, deletion_problems = plan_deletions(desired, live)
@@ -164,10 +165,18 @@ def _targets(desired: DesiredState, live: LiveState, differ: ConfigDiffer) -> tu
             if entity.config:
                 unmanaged.add(ref.display)  # a config znode whose topic is not declared (or gone)
             continue
+        scram = ref.entity_type == "users" and not SCRAM_KEYS.isdisjoint(entity.config)
         if not any(not differ.always_ignored(ref, key) for key in entity.config):
+            if scram:  # SCRAM credentials no scramUsers entry declares: say so (policy.pruneScramUsers removes them)
+                unmanaged.add(ref.display)
             continue  # nothing we would manage (no keys, or only throttles / SCRAM / ignoreKeys)
         if desired.cluster.policy.prune and ref.entity_type in PRUNABLE_TYPES:
             targets.append((ref, empty, desired.cluster.source))
+        elif scram and differ.prune_scram:  # only the credentials go: the rest is kept as it is live
+            kept = {k: DesiredValue(v) for k, v in entity.config.items() if k not in SCRAM_KEYS}
+            targets.append((ref, MappingProxyType(kept), desired.cluster.source))
+            if any(not differ.always_ignored(ref, key) for key in kept):
+                unmanaged.add(ref.display)
         else:
             unmanaged.add(ref.display)
     return targets, unmanaged

@@ -112,13 +112,15 @@ class ConfigDiffer:
     secret_states: Mapping[tuple[EntityRef, str], SecretState]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    prune_scram: bool = False  # policy.pruneScramUsers: undeclared SCRAM credentials are removed
 
     def always_ignored(self, ref: EntityRef, key: str) -> bool:
-        """Live keys left alone: always (ignoreKeys), or unless declared (replication throttles, SCRAM)."""
+        """Live keys left alone: always (ignoreKeys), or unless declared (replication throttles, SCRAM unless
+        policy.pruneScramUsers)."""
         return (
             key in self.ignore_keys
             or key in REPLICATION_THROTTLE_KEYS
-            or (ref.entity_type == "users" and key in SCRAM_KEYS)
+            or (ref.entity_type == "users" and key in SCRAM_KEYS and not self.prune_scram)
         )
 
     def diff(

@@ -97,6 +97,7 @@ def _policy(fleet: FleetLayer, own: Mapping[str, Any]) -> Policy:
         allow_destructive=bool(merged.get("allowDestructive", False)),
         delete_topics=tuple(str(p) for p in merged.get("deleteTopics") or ()),
         prune_acls=bool(merged.get("pruneAcls", False)),
+        prune_scram_users=bool(merged.get("pruneScramUsers", False)),
     )
 
 

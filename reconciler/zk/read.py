@@ -201,8 +201,7 @@ def _read_once(
     broker_ids = sorted(_broker_id(zk, c) for c in listed.get(layout.BROKER_IDS_PATH) or ())
     topic_names = sorted(listed.get(layout.TOPICS_PATH) or ())
     topic_paths = [layout.topic_path(t) for t in topic_names]
-    acl_paths = {resource_path(r): r for path, (rtype, pattern) in acl_lists.items()
-                 for r in (AclResource(rtype, pattern, child) for child in listed[path] or ())}
+    acl_paths = _acl_resources(acl_lists, listed)
     got.update(
         zk.data(
             [p for p in entity_paths if p not in got]
@@ -231,11 +230,20 @@ def _read_once(
     being_deleted = frozenset(listed.get(layout.DELETE_TOPICS_PATH) or ())
     if being_deleted:
         live = replace(live, topics_being_deleted=being_deleted)
-    if scope.acls:
-        live = replace(live, acls=frozen_map({
-            r: LiveAcls(r, decode_acls(item[0] or b"", zk.where(path)), item[1].version)
-            for path, r in acl_paths.items() if (item := got.get(path)) is not None}))
-    return live
+    return replace(live, acls=_decode_acls(zk, got, acl_paths)) if scope.acls else live
+
+
+def _acl_resources(acl_lists: Mapping[str, tuple[str, str]], listed: Mapping[str, list[str] | None]
+                   ) -> dict[str, AclResource]:
+    """Each listed ACL resource znode's path -> its resource pattern."""
+    return {resource_path(r): r for path, (rtype, pattern) in acl_lists.items()
+            for r in (AclResource(rtype, pattern, child) for child in listed[path] or ())}
+
+
+def _decode_acls(zk: _Pipeline, got: Mapping[str, Any], acl_paths: Mapping[str, AclResource]
+                 ) -> Mapping[AclResource, LiveAcls]:
+    return frozen_map({r: LiveAcls(r, decode_acls(item[0] or b"", zk.where(path)), item[1].version)
+                       for path, r in acl_paths.items() if (item := got.get(path)) is not None})
 
 
 def _decode(

@@ -166,7 +166,8 @@ OWNERSHIP_CASES: list[tuple[str, DesiredState, LiveState, list[Any], int, tuple[
         (),
     ),
     (
-        "undeclared entities are unmanaged and untouched; empty ones and structural parents are not listed",
+        "undeclared entities are unmanaged and untouched (SCRAM credentials too: named, never removed without "
+        "policy.pruneScramUsers); empty ones and structural parents are not listed",
         desired({DEFAULT: {}}),
         live(
             {
@@ -180,7 +181,7 @@ OWNERSHIP_CASES: list[tuple[str, DesiredState, LiveState, list[Any], int, tuple[
         ),
         [],
         0,
-        ("brokers/1", "clients/a", "topics/gone", "topics/legacy"),
+        ("brokers/1", "clients/a", "topics/gone", "topics/legacy", "users/u"),
     ),
     (
         "prune clears undeclared brokers/clients/users/ips but never topics",

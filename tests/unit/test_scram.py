@@ -20,7 +20,7 @@ from reconciler.manifests.planfile import read_plans, schema_problem
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import EntityRef, LiveEntity, LiveState, Secret, SecretRef
 from reconciler.plan import plan_from_json, plan_to_json
-from reconciler.risk import scram_risk
+from reconciler.risk import annotate, scram_risk
 from reconciler.secrets import scram
 from reconciler.secrets.compare import compare_secrets, scram_state
 from reconciler.verify.expect import expectations
@@ -116,8 +116,11 @@ def test_kafkas_rules_are_errors_at_their_lines_all_at_once(tmp_path: Path) -> N
 
 # --- diff, comparison, risk ---------------------------------------------------------------------------------
 
-def _desired(tmp_path: Path, body: str):  # type: ignore[no-untyped-def]
+def _desired(tmp_path: Path, body: str, policy: str | None = None):  # type: ignore[no-untyped-def]
     write_repo(tmp_path, quotas(body))
+    if policy is not None:
+        cluster = tmp_path / "clusters" / "c1" / "cluster.yaml"
+        cluster.write_text(cluster.read_text() + f"  policy: {{{policy}}}\n")
     _, states, diags = load_and_validate(tmp_path)
     assert [d for d in diags if d.severity == "error"] == []
     return states["c1"]
@@ -165,6 +168,30 @@ def test_plan_owns_the_users_credentials_once_declared(tmp_path: Path) -> None:
     others, _ = build_plan(quota_only, live)
     # the credentials of a user managed only for its quotas are left alone
     assert not [e for e in others.entities if e.ref.entity_type == "users"]
+
+
+def test_undeclared_credentials_are_listed_as_unmanaged_and_removed_only_with_prune_scram_users(
+        tmp_path: Path) -> None:
+    """A user removed from scramUsers keeps its credentials (Kafka's other tools may own them) and is named as
+    unmanaged; with policy.pruneScramUsers its credentials go (disruptive), its quotas stay."""
+    bob = EntityRef("users", "bob")
+    live = LiveState("c1", {}, {}, {
+        EntityRef("users", "alice"): LiveEntity(EntityRef("users", "alice"), {"SCRAM-SHA-256": "x"}, 3),
+        bob: LiveEntity(bob, {"SCRAM-SHA-512": "y", "producer_byte_rate": "1024"}, 5)})
+    nothing = _desired(tmp_path, "  users:\n    carol: {producer_byte_rate: 1}\n")
+    plan, _ = build_plan(nothing, live)
+    assert [e.ref for e in plan.entities if e.ref.entity_type == "users"] == [EntityRef("users", "carol")]
+    assert {"users/alice", "users/bob"} <= set(plan.unmanaged)
+
+    pruning = _desired(tmp_path, "  users:\n    carol: {producer_byte_rate: 1}\n", policy="pruneScramUsers: true")
+    plan, _ = build_plan(pruning, live)
+    by_ref = {e.ref: e for e in plan.entities}
+    alice = by_ref[EntityRef("users", "alice")]
+    assert [(c.key, c.op) for c in alice.changes] == [("SCRAM-SHA-256", "-")] and alice.delete_entity  # nothing left
+    assert [(c.key, c.op) for c in by_ref[bob].changes] == [("SCRAM-SHA-512", "-")]  # the quota is kept
+    assert not by_ref[bob].delete_entity and "users/bob" in plan.unmanaged and "users/alice" not in plan.unmanaged
+    annotated = annotate(plan, pruning, live)
+    assert {c.risk for e in annotated.entities for c in e.changes if c.key.startswith("SCRAM")} == {"disruptive"}
 
 
 def test_risk_of_each_credential_change() -> None:
