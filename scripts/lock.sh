@@ -5,7 +5,9 @@
 # Then run `bash scripts/test.sh` and commit pyproject.toml and requirements/ together.
 #   runtime.txt  validate/plan/apply/reconcile/import/seal   (the GitHub action's default install)
 #   impact.txt   runtime + the `impact` extra (PySpark)       (the action's install for impact/snapshot)
-#   dev.txt      runtime + impact + dev tools                 (scripts/bootstrap.sh, CI)
+#   connect.txt  impact + the `connect` extra (Spark Connect client: grpcio, pyarrow, pandas...)
+#                                                             (impact/snapshot against a shared Connect server)
+#   dev.txt      runtime + impact + connect + dev tools       (scripts/bootstrap.sh, CI)
 # Each includes the build back-end (setuptools, wheel) so the project itself installs without
 # fetching anything unpinned (pip install --no-build-isolation).
 set -euo pipefail
@@ -22,7 +24,8 @@ compile() {  # OUT [pip-compile options...]
     --no-emit-index-url --no-emit-find-links --no-emit-trusted-host --resolver=backtracking \
     --output-file "requirements/$out" "$@" pyproject.toml
 }
-compile dev.txt --extra impact --extra dev "$@"
-# The smaller locks are constrained by the full one, so all three pin the same versions.
+compile dev.txt --extra impact --extra connect --extra dev "$@"
+# The smaller locks are constrained by the full one, so all four pin the same versions.
 compile impact.txt --extra impact -c requirements/dev.txt
+compile connect.txt --extra impact --extra connect -c requirements/dev.txt
 compile runtime.txt -c requirements/dev.txt
