@@ -23,6 +23,7 @@ from reconciler.errors import (
     has_errors,
     printable,
 )
+from reconciler.manifests.policy import planned_diagnostics
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import (
     ClusterSpec,
@@ -128,6 +129,7 @@ def plan_against(
         desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(), with_id=False
     )
     diags.extend(problems)
+    diags.extend(planned_diagnostics(root, desired, live, plan))  # the policies of `root`: in PR mode the base's
     plan = annotate(plan, desired, live, with_id=False)
     warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))
                             | set(rotation_warnings(plan, desired))))

@@ -19,6 +19,7 @@ from reconciler.rules.limits import Limits
 from reconciler.secrets.files import FileAccessError, confine
 
 FLEET_FILE = "fleet.yaml"
+POLICY_FILE = "policies.yaml"  # kind Policy: the fleet's and each cluster's (manifests/policy.py)
 CLUSTER_FILE = "cluster.yaml"
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
@@ -197,12 +198,12 @@ def _discover(repo: Repository, only: Sequence[str], kinds: frozenset[str] | Non
                 diags.append(_misplaced(doc, "fleet.yaml may only hold FleetDefaults documents"))
 
     for entry in sorted(clusters_dir.iterdir()):
-        if entry.is_file() and entry.suffix in MANIFEST_SUFFIXES and entry.name != FLEET_FILE:
+        if entry.is_file() and entry.suffix in MANIFEST_SUFFIXES and entry.name not in (FLEET_FILE, POLICY_FILE):
             diags.append(
                 Diagnostic(
                     "error",
                     "manifests belong in a cluster directory (clusters/<cluster>/...); only fleet.yaml "
-                    "may sit directly in clusters/",
+                    "and policies.yaml may sit directly in clusters/",
                     SourceRef(repo.display(entry), 1, 1),
                 )
             )

@@ -44,6 +44,7 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Quotas": "quotas.json",
         "Acls": "acls.json",
         "FleetDefaults": "fleet-defaults.json",
+        "Policy": "policy.json",
     }
 )
 

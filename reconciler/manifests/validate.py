@@ -10,6 +10,7 @@ from typing import TypeVar
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
+from reconciler.manifests.policy import desired_diagnostics
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
 from reconciler.model import ApplySettings, DesiredState
 from reconciler.rules import validate_counted
@@ -31,9 +32,10 @@ def operator_limits(pull_request: bool = False) -> Limits:
 
 
 def load_and_validate(
-    root: Path, clusters: Sequence[str] = (), limits: Limits | None = None
+    root: Path, clusters: Sequence[str] = (), limits: Limits | None = None, *, policies: bool = False
 ) -> tuple[Repository, dict[str, DesiredState], list[Diagnostic]]:
-    """Load, build and check the clusters (all, or `clusters`) within `limits` (default: the operator's)."""
+    """Load, build and check the clusters (all, or `clusters`) within `limits` (default: the operator's); with
+    `policies`, judge them by the repository's own policies too (`validate`; a plan judges its after-state)."""
     limits = limits or operator_limits()
     repo, diags = discover(root, clusters, limits=limits)
     counts: dict[str, PartitionCount] = {}
@@ -44,6 +46,8 @@ def load_and_validate(
 
     states = _each_cluster(repo, diags, build_desired, check)
     diags.extend(check_loaded_partitions(counts, limits))
+    if policies:
+        diags.extend(desired_diagnostics(root, states, [d for s in repo.clusters.values() for d in s.documents]))
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
 
 
@@ -85,7 +89,7 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
     are independent), by `jobs` worker processes (0: one per available core; 1: this process only)."""
     names = sorted(set(clusters)) if clusters else _cluster_names(root)
     if len(names) <= SHARE:
-        _, states, diags = load_and_validate(root, clusters)
+        _, states, diags = load_and_validate(root, clusters, policies=True)
         return len(states), diags
     shares = [(root, names[i : i + SHARE]) for i in range(0, len(names), SHARE)]
     workers = min(jobs or _cores(), len(shares))
@@ -105,7 +109,7 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
 
 
 def _check_share(share: tuple[Path, list[str]]) -> tuple[int, list[Diagnostic]]:
-    _, states, diags = load_and_validate(*share)
+    _, states, diags = load_and_validate(*share, policies=True)
     return len(states), diags
 
 
