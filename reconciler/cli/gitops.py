@@ -109,6 +109,7 @@ def plan_git_base(
         changes, revision, prefix = ChangeSet("", None, frozenset()), revision_option, ""
         selected = sorted(clusters) if clusters else sorted(discover(obj.repo)[0].clusters)
     plans, failures, diags, notices = _plan_selected(obj.repo, selected, base, revision, obj.progress())
+    policy_changes = _policy_changes(obj.repo, base)
     for name, said in sorted(notices.items()):
         for notice in said:
             click.echo(printable(f"warning: {name}: {notice}"), err=True)
@@ -129,7 +130,7 @@ def plan_git_base(
             plans, base=base or "", merge_base=changes.base, revision=revision, reasons=changes.reasons,
             removed=sorted(changes.removed), failures=failures,
             diagnostics=diags if has_errors(diags) else (), impact=impact,
-            notices={c: n for c, n in notices.items() if n},
+            notices={c: n for c, n in notices.items() if n}, policy_changes=policy_changes,
         ), nl=False)
     elif plans:
         print_plans(obj, plans, "text" if fmt == "github" else fmt)
@@ -140,6 +141,18 @@ def plan_git_base(
         raise ReconcilerError(f"{len(failures)} cluster(s) could not be planned: " + ", ".join(sorted(failures)))
     if detailed_exitcode and any(not p.is_empty for p in plans):
         raise SystemExit(ExitCode.CHANGES)
+
+
+def _policy_changes(repo: Path, base: str | None) -> list[str]:
+    """PR mode: the policies the branch changes and what they would newly flag (gitops/prmode.py), on stderr."""
+    if base is None:
+        return []
+    from reconciler.gitops.prmode import policy_changes
+
+    lines = policy_changes(repo, base)
+    for line in lines:  # policy names and messages are the PR's text
+        click.echo(printable(f"policy change (judged by the base's version): {line}"), err=True)
+    return lines
 
 
 def _plan_selected(

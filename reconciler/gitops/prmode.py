@@ -14,6 +14,11 @@ what a PR can edit, `plan --git-base` takes these from the base revision and nev
   very same text for the same entity and key. Any other is never decrypted (`unknown`, or `unchanged` when it is
   the very text stored): decrypting what a PR supplies would make the comment a padding/decoding oracle.
 
+The policies (`kind: Policy`, manifests/policy.py) that judge the PR are the base's too: the plan reads them
+from the base's tree (`plan_against` is given it as its root), so a PR cannot loosen the rule that judges it.
+A PR that edits a policy is told which, and what the edited versions would newly flag across the fleet's
+manifests (`policy_changes`).
+
 A PR that changes them is told so prominently ("takes effect after merge; not used by this check"). A
 cluster that is new in the PR has no trusted settings: it is validated and planned against an empty
 cluster, without connecting anywhere.
@@ -26,8 +31,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 
+from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.gitops.tree import manifests_at
+from reconciler.manifests.policy import load_policies, today
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import (
     BrokerRegistration,
@@ -40,6 +47,8 @@ from reconciler.model import (
     ZooKeeperSpec,
     frozen_map,
 )
+from reconciler.policy.compare import changed_policies, newly_flagged, summary_lines
+from reconciler.policy.views import desired_view
 from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import read_live_state
@@ -140,6 +149,21 @@ def _with_notices(result: ClusterPlan, notices: Sequence[str]) -> ClusterPlan:
         return result
     plan = replace(result.plan, warnings=(*notices, *result.plan.warnings)).with_id()
     return replace(result, plan=plan)
+
+
+def policy_changes(repo_root: Path, base: str) -> list[str]:
+    """The policies the work tree changes against `base`, and the violations their new versions would add over
+    the fleet's manifests (pure evaluation, policy.compare); empty when no policy changes."""
+    head, _ = load_policies(repo_root)
+    with manifests_at(repo_root, base) as (root, _revision):
+        old, _ = load_policies(root)
+    changes = changed_policies(old, head)
+    if not changes:
+        return []
+    _, states, _ = load_and_validate(repo_root)
+    catalog = load_catalog()
+    views = [desired_view(state, catalog) for state in states.values()]
+    return summary_lines(changes, newly_flagged(old, head, views, today()))
 
 
 def notice_diagnostics(cluster: str, notices: Sequence[str]) -> list[Diagnostic]:

@@ -29,6 +29,7 @@ from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
+from reconciler.manifests.policy import live_violations
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
@@ -78,6 +79,8 @@ class Outcome:
     audit_path: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     verification: VerifyReport | None = None  # --verify: what the brokers reported after the apply
+    # kind Policy over ZooKeeper as read before the apply (drift against the team's rules): one line each
+    policy_drift: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -147,7 +150,8 @@ class _Runner:
                                      (lambda _: result.plan) if same else _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it
                 drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
-            return self._apply(name, desired, result, drift, client)
+            return replace(self._apply(name, desired, result, drift, client),
+                           policy_drift=policy_drift(root, desired, live))
 
     def _apply(self, name: str, desired: DesiredState, result: ClusterPlan, drift: DriftReport,
                client: KazooClient) -> Outcome:
@@ -195,6 +199,13 @@ class _Runner:
         return replace(applied, status="not-taken", verification=report,
                        error=f"applied, but {len(problems)} problem(s) on the brokers: {problems[0].line}"
                              + (" …" if len(problems) > 1 else ""))
+
+
+def policy_drift(root: Path, desired: DesiredState, live: LiveState) -> tuple[str, ...]:
+    """The policies' violations in ZooKeeper as it is (every live entity, declared or not): drift from the
+    team's rules, reported and never applied (manifests/policy.py)."""
+    return tuple(f"{v.severity}: {v.entity}: policy {v.policy.name}, rule {v.rule.id}: {v.detail}"
+                 for v in live_violations(root, desired, live))
 
 
 def _plan_since(

@@ -84,6 +84,16 @@ _STATUS_STYLE = {"applied": "plan.add", "planned": "plan.change", "refused": "wa
                  "not-taken": "plan.remove"}
 
 
+def policy_drift_lines(o: Outcome) -> list[str]:
+    """The team's policies broken in ZooKeeper as read (kind Policy): drift from them, never applied."""
+    if not o.policy_drift:
+        return []
+    shown = [f"  {text}" for text in o.policy_drift[:MAX_DRIFT_LINES]]
+    more = len(o.policy_drift) - len(shown)
+    return [f"policy drift in {o.cluster}: {len(o.policy_drift)} violation(s) in live state:", *shown,
+            *([f"  … and {more} more (JSON has all)"] if more > 0 else [])]
+
+
 def summary_blocks(result: PassResult) -> list[Block]:
     """The table of clusters, a count line, the drift details and every failure's diagnostics."""
     rev = result.revision
@@ -105,6 +115,7 @@ def summary_blocks(result: PassResult) -> list[Block]:
     blocks.append(line(f"{len(result.outcomes)} cluster(s): {shown or 'none'}; {result.failures} failure(s)"))
     for o in result.outcomes:
         blocks += [line(printable(text)) for text in _drift_lines(o)]
+        blocks += [line(printable(text)) for text in policy_drift_lines(o)]
     for o in result.outcomes:
         if o.failed:
             failure = printable(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
@@ -142,6 +153,7 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
         "error": o.error,
         "diagnostics": [d.render() for d in o.diagnostics],
         "drift": o.drift.to_json() if o.drift is not None else None,
+        "policyDrift": list(o.policy_drift),
         "verification": o.verification.to_json() if o.verification is not None else None,
     }
 

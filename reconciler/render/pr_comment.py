@@ -13,12 +13,14 @@ from dataclasses import replace
 
 from reconciler.errors import Diagnostic, printable
 from reconciler.plan import Plan
+from reconciler.policy.evaluate import is_policy, split
 from reconciler.render.markdown import BUDGET, render_markdown
 
 MARKER = "<!-- kafka-reconciler:plan -->"
 REASONS_SHOWN = 30  # clusters listed with their reasons
 IMPACT_BUDGET = 12_000
 DIAGNOSTICS_SHOWN = 50
+POLICY_SHOWN = 50  # policy violations listed (the rest: the workflow log)
 
 
 def _plain(text: str) -> str:
@@ -48,6 +50,35 @@ def _changes(base: str, merge_base: str, reasons: Mapping[str, Sequence[str]], r
     return lines
 
 
+def _where(d: Diagnostic) -> str:
+    return f"`{_plain(d.source.file)}:{d.source.line}` " if d.source else ""
+
+
+def policy_section(violations: Sequence[Diagnostic], changes: Sequence[str], base: str) -> list[str]:
+    """The "Policy" section: what the base revision's policies find (errors block the check, like any other
+    error), and the policies this branch changes with what their new versions would flag."""
+    if not violations and not changes:
+        return []
+    errors = sum(d.severity == "error" for d in violations)
+    warnings = len(violations) - errors
+    badge = "🛑" if errors else "⚠️" if warnings else "✅"
+    counts = ", ".join(x for x in (f"{errors} error(s) block this pull request" if errors else "",
+                                   f"{warnings} warning(s)" if warnings else "") if x) or "no violation"
+    by = f" of `{_plain(base)}`" if base else ""
+    lines = [f"### {badge} Policy: {counts}", "", f"Judged by the policies{by} (`clusters/policies.yaml`).", ""]
+    ordered = sorted(violations, key=lambda d: (d.severity != "error", d.sort_key()))
+    for d in ordered[:POLICY_SHOWN]:
+        lines.append(f"- {'🛑' if d.severity == 'error' else '⚠️'} {_where(d)}{_plain(d.message)}")
+    if len(ordered) > POLICY_SHOWN:
+        lines.append(f"- … {len(ordered) - POLICY_SHOWN} more in the workflow log")
+    if changes:
+        lines += ["**This branch changes policies.** This check used the base's versions; the new ones judge "
+                  "pull requests once merged:", ""]
+        lines += [f"- {_plain(line)}" for line in changes]
+    lines.append("")
+    return lines
+
+
 def render_comment(
     plans: Sequence[Plan],
     *,
@@ -60,14 +91,19 @@ def render_comment(
     diagnostics: Sequence[Diagnostic] = (),
     impact: str | None = None,
     notices: Mapping[str, Sequence[str]] | None = None,
+    policy_changes: Sequence[str] = (),
 ) -> str:
-    """`notices`: per cluster, what this check did not use (settings taken from the base revision)."""
+    """`notices`: per cluster, what this check did not use (settings taken from the base revision);
+    `policy_changes`: the policies the branch changes and what they would newly flag (policy.compare)."""
     head = [MARKER]
     if notices:
         head += ["### ⚠️ Not checked by this plan", ""]
         head += [f"- `{_plain(c)}`: {_plain(n)}" for c, said in sorted(notices.items()) for n in said]
         head.append("")
     head += _changes(base, merge_base, reasons or {}, removed)
+    found, diagnostics = split(diagnostics)
+    found += [d for p in plans for d in p.diagnostics if is_policy(d)]
+    head += policy_section(sorted(set(found), key=Diagnostic.sort_key), policy_changes, base)
     tail: list[str] = []
     if diagnostics:
         errors = [d for d in diagnostics if d.severity == "error"]
@@ -85,9 +121,10 @@ def render_comment(
         tail += ["### Fleet impact", "", text.strip(), ""]
     used = sum(len(x) + 1 for x in head + tail)
     said = notices or {}
-    shown = [replace(p, warnings=tuple(w for w in p.warnings if w not in said.get(p.cluster, ())))
-             for p in plans]  # each notice once: above, under "Not checked by this plan"
+    shown = [replace(p, warnings=tuple(w for w in p.warnings if w not in said.get(p.cluster, ())),
+                     diagnostics=tuple(d for d in p.diagnostics if not is_policy(d)))
+             for p in plans]  # each notice once: above, under "Not checked by this plan"; policy: in its section
     body = render_markdown(shown, budget=max(4_000, BUDGET - used)) if plans else ""
-    if not plans and not diagnostics and not failures and revision:
+    if not plans and not diagnostics and not found and not failures and revision:
         tail.append(f"<sub>revision `{revision[:12]}` · kafka-reconciler</sub>")
     return "\n".join([*head, body, *tail]).rstrip("\n") + "\n"
