@@ -11,7 +11,10 @@ import click
 
 from reconciler.cli.context import Context, emit_diagnostics
 from reconciler.errors import ReconcilerError
-from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, EntityRef
+from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, EntityRef, LiveState
+from reconciler.plan import Plan
+from reconciler.render.access import AccessView, access_blocks
+from reconciler.render.styled import line
 
 _SINGULAR = {t[:-1]: t for t in ENTITY_TYPES}
 
@@ -78,7 +81,23 @@ def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fm
             r in live.entities or (r.entity_type == "brokers" and r.name.isdigit() and int(r.name) in live.brokers))
         views.append(entity_view(catalog, version, r, live_layers, planned_layers, exists=exists, key=key,
                                  show_all=show_all, broker=str(broker) if broker is not None else None))
+    access = [topic_access(ref.name, live, planned.plan)] if ref is not None and ref.entity_type == "topics" else []
     if fmt == "json":
-        click.echo(describe_json(cluster, version, views), nl=False)
+        click.echo(describe_json(cluster, version, views, access), nl=False)
         return
-    print_blocks(obj.out, describe_blocks(views, synonyms=synonyms or key is not None))
+    blocks = describe_blocks(views, synonyms=synonyms or key is not None)
+    for view in access:
+        blocks += [line(""), *access_blocks(view)]
+    print_blocks(obj.out, blocks)
+
+
+def topic_access(topic: str, live: LiveState, plan: Plan) -> AccessView:
+    """Who may do what on the topic by its ACLs, live and once the plan is applied (reconciler/access.py)."""
+    from reconciler.access import access_of, planned_acls
+    from reconciler.rules.acls import SUPPORTED_OPERATIONS
+
+    now = {r: a.entries for r, a in (live.acls or {}).items()}
+    after = planned_acls(now, {a.resource: a.after for a in plan.acls})
+    operations = SUPPORTED_OPERATIONS["Topic"]
+    return AccessView(f"Topic:{topic}", tuple(access_of(now, "Topic", topic, operations)),
+                      tuple(access_of(after, "Topic", topic, operations)))

@@ -17,6 +17,7 @@ from typing import Any
 from reconciler.catalog import Catalog
 from reconciler.effective import Effective, EntityResolver, Layers, Synonym, quota_fallbacks
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState
+from reconciler.render.access import AccessView, access_json
 from reconciler.render.styled import Block, Table, line
 from reconciler.units import describe as with_unit
 from reconciler.units import parse_int
@@ -178,8 +179,9 @@ def _effective_json(e: Effective) -> dict[str, Any]:
     }
 
 
-def describe_json(cluster: str, version: str, views: Sequence[EntityView]) -> str:
-    doc = {
+def describe_json(cluster: str, version: str, views: Sequence[EntityView],
+                  access: Sequence[AccessView] = ()) -> str:
+    doc: dict[str, Any] = {
         "cluster": cluster,
         "kafkaVersion": version,
         "entities": [
@@ -192,4 +194,6 @@ def describe_json(cluster: str, version: str, views: Sequence[EntityView]) -> st
             for v in views
         ],
     }
+    if access:
+        doc["access"] = access_json(access)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

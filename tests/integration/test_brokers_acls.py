@@ -5,6 +5,7 @@ TOPIC_AUTHORIZATION_FAILED (kafka-python's error class). Kafka's own AclCommand 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -164,6 +165,13 @@ def test_manifest_acls_allow_deny_and_removal(kafka_secure: KafkaCluster, users:
     apply(root, tmp_path)
     until(lambda: denied(kafka_secure, "alice", users["alice"], later), "the Deny wins over the prefixed Allow")
     assert consume(kafka_secure, "alice", users["alice"], first) == [b"hello"]  # the Deny is for `later` only
+    # `describe` says what the brokers just did: alice denied Read on `later` (the Deny), allowed on `first`;
+    # bob may Describe but not Read (the consumer above was refused)
+    capsys.readouterr()
+    said = {t: _access(root, t, capsys) for t in (first, later)}
+    assert said[later][("User:alice", "Read")] == "denied" and said[first][("User:alice", "Read")] == "allowed"
+    assert said[later][("User:alice", "Describe")] == "allowed"  # implied by the prefixed Read, never denied
+    assert said[first][("User:bob", "Describe")] == "allowed" and ("User:bob", "Read") not in said[first]
 
     # the Allow removed: planned as disruptive, naming the principal that loses access
     make_repo(root, kafka_secure, {"acls.yaml": WITHOUT_READ.format(prefix=prefix, extra=deny)})
@@ -179,6 +187,13 @@ def test_manifest_acls_allow_deny_and_removal(kafka_secure: KafkaCluster, users:
     assert cli(root, "apply", str(out), "--auto-approve", "--verify", "--audit-log",
                str(tmp_path / "audit.jsonl")) == 0
     until(lambda: denied(kafka_secure, "alice", users["alice"], first), "alice is denied once the Allow is gone")
+
+
+def _access(root: Path, topic: str, capsys: pytest.CaptureFixture[str]) -> dict[tuple[str, str], str]:
+    """`describe c1 topics/<topic> --format json`: (principal, operation) -> the live verdict."""
+    assert cli(root, "describe", "c1", f"topics/{topic}", "--format", "json") == 0
+    (view,) = json.loads(capsys.readouterr().out)["access"]
+    return {(e["principal"], e["operation"]): e["live"]["verdict"] for e in view["entries"] if e["live"]}
 
 
 def _znodes(kafka: KafkaCluster, paths: list[str]) -> dict[str, bytes]:
