@@ -205,8 +205,8 @@ def test_a_cluster_directory_policy_judges_that_cluster_only(tmp_path: Path) -> 
         rules:
           - {id: few-partitions, key: partitions, max: 100, message: keep it small}
         """)
-    root = repo(tmp_path, policy("empty", "selector: {clusters: [none]}\nrules:\n  - {id: x, maxCount: 1, message: m}\n"),
-                {"clusters/a/policies.yaml": own, "clusters/b/policies.yaml": "# none here\n"})
+    fleet = policy("empty", "selector: {clusters: [none]}\nrules:\n  - {id: x, maxCount: 1, message: m}\n")
+    root = repo(tmp_path, fleet, {"clusters/a/policies.yaml": own, "clusters/b/policies.yaml": "# none here\n"})
     found = policy_diags(root)
     assert [(d.source.file if d.source else "") for d in found] == ["clusters/a/topics.yaml"]
 
