@@ -20,6 +20,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
+from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.validate import load_settings
 from reconciler.model import DEFAULT_ENTITY, ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.plan import Change, Plan
@@ -183,6 +184,9 @@ def apply_cluster_plan(
         user=user or default_user(),
         time=now_utc(),
     )
+    if desired.cluster.is_kraft:  # the KRaft backend: Admin API writes, no lock or znodes (reconciler/backend.py)
+        return KRAFT.apply(plan, desired, root, resolve_secret=_secret_resolver(desired, root, named), audit=audit,
+                           audit_log=audit_log, progress=progress)
     with ExitStack() as stack:
         if client is None:
             client = stack.enter_context(cluster_client(desired.cluster, root, notify=notify))

@@ -241,6 +241,23 @@ class AdminClientSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class KraftSpec:
+    """spec.kraft: a KRaft cluster (Kafka 3.3+ without ZooKeeper, every 4.x), read and written only through its
+    Admin API (reconciler/kraft/). `admin`: the bootstrap servers and client security, as spec.adminClient.
+    `allow_plaintext_passwords`: the operator accepts that password configs travel over a connection that is
+    not TLS (IncrementalAlterConfigs carries them in plaintext; there is no encoder on KRaft)."""
+
+    admin: AdminClientSpec
+    allow_plaintext_passwords: bool = False
+    source: SourceRef | None = None  # where `kraft:` is written (errors name it)
+
+
+# A cluster with spec.kraft has no ZooKeeper: its `zookeeper` is this empty spec, never dialled (the backend
+# seam, reconciler/backend.py, sends every read and write of a KRaft cluster to reconciler/kraft/).
+NO_ZOOKEEPER = ZooKeeperSpec(connect="")
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     prune: bool = False
     ignore_keys: tuple[str, ...] = ()
@@ -262,6 +279,11 @@ class ClusterSpec:
     policy: Policy = field(default_factory=Policy)
     source: SourceRef | None = None
     admin: AdminClientSpec | None = None  # spec.adminClient: None when the manifests name no bootstrap servers
+    kraft: KraftSpec | None = None  # spec.kraft: a KRaft cluster (then `zookeeper` is NO_ZOOKEEPER)
+
+    @property
+    def is_kraft(self) -> bool:
+        return self.kraft is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,13 @@ from kazoo.client import KazooClient
 from reconciler.diff import build_plan
 from reconciler.errors import (
     Diagnostic,
+    ReconcilerError,
     ValidationError,
     has_errors,
     printable,
 )
+from reconciler.kraft.backend import KRAFT
+from reconciler.kraft.passwords import compare_kraft_secrets
 from reconciler.manifests.policy import planned_diagnostics
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import (
@@ -77,6 +80,9 @@ def cluster_client(
     """A connected client for the cluster (TLS when configured), authenticated as the brokers' ZooKeeper
     identity when configured. `notify(line)`: told at once when the session does not come up within half a
     second (`c1: connecting to ZooKeeper HOST:PORT/chroot (up to 10 s)…`)."""
+    if cluster.is_kraft:  # no ZooKeeper to open: the callers that need one say so (docs/kraft.md)
+        raise ReconcilerError(f"cluster {cluster.name} is a KRaft cluster (spec.kraft): this needs ZooKeeper "
+                              "(the apply lock, ZooKeeper audit entries or znodes), which a KRaft cluster has not")
     credentials = resolve_optional(cluster.zookeeper.auth_credentials, base_dir(root, cluster.source), root)
 
     def connecting(timeout_s: float) -> None:
@@ -122,7 +128,9 @@ def plan_against(
 ) -> ClusterPlan:
     """Pure planning once live state is read (used by `plan`, `reconcile` and tests). `trusted_secret`: which
     secret references may be resolved (a pull request's plan: only those of its base revision)."""
-    secrets = compare_secrets(desired, live, root, trusted_secret)
+    # KRaft never returns passwords: its verdicts come from recorded fingerprints (kraft/passwords.py)
+    secrets = (compare_kraft_secrets if desired.cluster.is_kraft else compare_secrets)(desired, live, root,
+                                                                                        trusted_secret)
     diags = check_live(desired, live)
     diags.extend(Diagnostic("error", problem, desired.cluster.source) for problem in secrets.problems)
     plan, problems = build_plan(  # the id is computed once, of the final plan (below)
@@ -131,7 +139,8 @@ def plan_against(
     diags.extend(problems)
     diags.extend(planned_diagnostics(root, desired, live, plan))  # the policies of `root`: in PR mode the base's
     plan = annotate(plan, desired, live, with_id=False)
-    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(oversized_znodes(plan, desired, live))
+    znodes = [] if desired.cluster.is_kraft else oversized_znodes(plan, desired, live)
+    warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(znodes)
                             | set(rotation_warnings(plan, desired))))
     plan = replace(plan, warnings=warnings, kafka_version=desired.cluster.kafka_version,
                    verified_passwords=tuple(sorted(secrets.verified)))
@@ -190,7 +199,10 @@ def _notifier(progress: Progress) -> Callable[[str], None] | None:
 def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
                  scope: ReadScope | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
     """The live state `plan` needs (or `scope`), as one progress phase. `checks` collects what the same
-    session finds about the cluster besides (the ACL mode, see `acl_diagnostics`)."""
+    session finds about the cluster besides (the ACL mode, see `acl_diagnostics`). A KRaft cluster is read
+    by its backend (reconciler/backend.py)."""
+    if desired.cluster.is_kraft:
+        return KRAFT.read(desired, root, progress)
     zk = desired.cluster.zookeeper
     with progress.phase(printable(f"{desired.cluster.name}: read ZooKeeper {zk.connect}")) as phase:
         with cluster_client(desired.cluster, root, notify=_notifier(progress)) as client:
@@ -209,6 +221,8 @@ def plan_cluster(
     live = read_cluster(desired, root, progress, checks=checks)
     with progress.phase(f"{desired.cluster.name}: plan") as phase:
         result = with_diagnostics(plan_against(desired, live, root, revision), checks)
+        if desired.cluster.is_kraft:  # the cluster's own validation (validateOnly) of what the plan writes
+            result = with_diagnostics(result, KRAFT.check(result.plan, desired, root))
         errors = sum(d.severity == "error" for d in result.diagnostics)
         phase.done(f"{errors} error(s), no plan" if errors else
                    summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")

@@ -21,7 +21,7 @@ from reconciler.errors import (
 )
 
 if TYPE_CHECKING:
-    from reconciler.model import ClusterSettings
+    from reconciler.model import ClusterSettings, ClusterSpec
     from reconciler.plan import Plan
     from reconciler.secrets.check import NamedSecrets
 
@@ -152,8 +152,8 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
         if CANCELLED.is_set():  # a signal while the previous cluster's last batch was being committed
             raise _interrupted_apply(None, p.cluster, pending[: index - 1], pending[index - 1:])
         try:
-            connect = states[p.cluster].cluster.zookeeper.connect
-            with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write ZooKeeper {connect}") as phase:
+            where = backend_label(states[p.cluster].cluster)
+            with progress.numbered(index, len(pending)).phase(f"{p.cluster}: write {where}") as phase:
                 result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
                                             allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
                                             progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
@@ -163,6 +163,13 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
                            f"in {result.batches} batch(es)")
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted_apply(exc, p.cluster, pending[: index - 1], pending[index:]) from None
+
+
+def backend_label(cluster: ClusterSpec) -> str:
+    """What an apply writes to: `ZooKeeper host:port/chroot`, or a KRaft cluster's brokers (reconciler/backend.py)."""
+    from reconciler.kraft.backend import KRAFT
+
+    return KRAFT.label(cluster) if cluster.is_kraft else f"ZooKeeper {cluster.zookeeper.connect}"
 
 
 def _interrupted_apply(exc: BaseException | None, cluster: str, applied: Sequence[Plan],

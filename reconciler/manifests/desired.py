@@ -8,6 +8,7 @@ config rules run afterwards on the result (`reconciler.rules`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from reconciler.manifests.scram import build_scram_users
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
+    NO_ZOOKEEPER,
     AdminClientSpec,
     ApplySettings,
     ClusterSpec,
@@ -35,6 +37,7 @@ from reconciler.model import (
     DesiredState,
     DesiredValue,
     EntityRef,
+    KraftSpec,
     PasswordEncoderSpec,
     Policy,
     SaslSpec,
@@ -103,8 +106,7 @@ def _policy(fleet: FleetLayer, own: Mapping[str, Any]) -> Policy:
 
 def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
     spec = _spec(doc)
-    zk = spec["zookeeper"]
-    auth = zk.get("auth") or {}
+    kraft = _kraft(doc, spec["kraft"]) if "kraft" in spec else None
     enc = spec.get("passwordEncoder")
     encoder = None
     if enc is not None:
@@ -120,23 +122,38 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
     return ClusterSpec(
         name=str(_meta(doc)["name"]),
         kafka_version=str(spec["kafkaVersion"]),
-        zookeeper=ZooKeeperSpec(
-            connect=str(zk["connect"]),
-            auth_scheme=auth.get("scheme"),
-            auth_credentials=secret_ref(auth["credentials"]) if "credentials" in auth else None,
-            session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
-            set_acl=bool(zk.get("setAcl", False)),
-            reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
-            tls=_tls(zk["tls"]) if "tls" in zk else None,
-            source=doc.mark(("spec", "zookeeper", "connect")),
-        ),
+        zookeeper=_zookeeper(doc, spec["zookeeper"]) if "zookeeper" in spec else NO_ZOOKEEPER,
         brokers=tuple(int(b) for b in spec["brokers"]),
         labels=frozen_map({str(k): str(v) for k, v in (_meta(doc).get("labels") or {}).items()}),
         password_encoder=encoder,
         policy=_policy(fleet, spec.get("policy") or {}),
         source=doc.mark(()),
-        admin=_admin_client(doc, spec["adminClient"]) if "adminClient" in spec else None,
+        # a KRaft cluster's Admin API is also where `apply --verify` asks, unless adminClient says otherwise
+        admin=(_admin_client(doc, spec["adminClient"]) if "adminClient" in spec
+               else kraft.admin if kraft is not None else None),
+        kraft=kraft,
     )
+
+
+def _zookeeper(doc: Document, zk: Mapping[str, Any]) -> ZooKeeperSpec:
+    auth = zk.get("auth") or {}
+    return ZooKeeperSpec(
+        connect=str(zk["connect"]),
+        auth_scheme=auth.get("scheme"),
+        auth_credentials=secret_ref(auth["credentials"]) if "credentials" in auth else None,
+        session_timeout_s=float(zk.get("sessionTimeoutSeconds", 30.0)),
+        set_acl=bool(zk.get("setAcl", False)),
+        reconciler_path=str(zk.get("reconcilerPath", "/reconciler")),
+        tls=_tls(zk["tls"]) if "tls" in zk else None,
+        source=doc.mark(("spec", "zookeeper", "connect")),
+    )
+
+
+def _kraft(doc: Document, raw: Mapping[str, Any]) -> KraftSpec:
+    """spec.kraft: the Admin API connection (spec.adminClient's shape) and the plaintext-password consent."""
+    connection = {k: v for k, v in raw.items() if k != "allowPlaintextPasswords"}
+    admin = replace(_admin_client(doc, connection), source=doc.mark(("spec", "kraft", "bootstrapServers")))
+    return KraftSpec(admin, bool(raw.get("allowPlaintextPasswords", False)), doc.mark(("spec", "kraft")))
 
 
 def _admin_client(doc: Document, raw: Mapping[str, Any]) -> AdminClientSpec:

@@ -34,8 +34,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
+from reconciler.catalog import version_tuple
 from reconciler.errors import Diagnostic, clip, printable
-from reconciler.model import AdminClientSpec, ClusterSettings
+from reconciler.model import NO_ZOOKEEPER, AdminClientSpec, ClusterSettings
 
 KAFKA_ROOT_PATHS = (
     "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
@@ -168,7 +169,13 @@ def kafka_namespace_problem(path: str, chroot: str = "") -> str | None:
 def check_cluster(state: ClusterSettings) -> list[Diagnostic]:
     cluster = state.cluster
     zk = cluster.zookeeper
+    if cluster.kraft is not None or zk == NO_ZOOKEEPER:
+        return _backend(state)
     diags: list[Diagnostic] = []
+    if version_major(cluster.kafka_version) >= 4:  # Kafka 4.0 removed ZooKeeper mode (KIP-833)
+        diags.append(Diagnostic("error", f"kafkaVersion {cluster.kafka_version!r} has no ZooKeeper mode (removed in "
+                                "Kafka 4.0, KIP-833): describe the cluster with spec.kraft (bootstrapServers) "
+                                "instead of spec.zookeeper", cluster.source, "kafkaVersion"))
     where = zk.source or cluster.source
     try:
         chroot = parse_connect(zk.connect).chroot
@@ -202,7 +209,32 @@ def parse_bootstrap_server(text: str) -> tuple[str, int]:
     return host.lower(), int(match.group("port"))
 
 
-def _admin_client(spec: AdminClientSpec | None) -> list[Diagnostic]:
+def version_major(version: str) -> int:
+    digits = version.split(".", 1)[0]
+    return int(digits) if digits.isdigit() else 0
+
+
+def _backend(state: ClusterSettings) -> list[Diagnostic]:
+    """Exactly one of spec.zookeeper and spec.kraft (the backend seam picks one), and the KRaft connection as a
+    Kafka client would need it. A KRaft cluster has no encoder znode, lock or audit znodes: nothing of
+    spec.zookeeper applies to it."""
+    cluster = state.cluster
+    if cluster.kraft is None:
+        return [Diagnostic("error", "spec needs zookeeper (a ZooKeeper-mode cluster) or kraft (a KRaft cluster: "
+                           "kraft.bootstrapServers)", cluster.source, "spec")]
+    if cluster.zookeeper != NO_ZOOKEEPER:
+        return [Diagnostic("error", "spec has both zookeeper and kraft: a cluster is either ZooKeeper-mode or KRaft; "
+                           "keep the one that matches its brokers (docs/kraft.md)", cluster.kraft.source, "kraft")]
+    if version_tuple(cluster.kafka_version) < (3, 3):  # KRaft production-ready from 3.3 (KIP-833)
+        return [Diagnostic("error", f"kafkaVersion {cluster.kafka_version!r}: KRaft clusters are supported from "
+                           "Kafka 3.3 (KIP-833)", cluster.source, "kafkaVersion")]
+    diags = _admin_client(cluster.kraft.admin, "kraft")
+    if cluster.admin is not None and cluster.admin != cluster.kraft.admin:  # `apply --verify` asks elsewhere
+        diags.extend(_admin_client(cluster.admin))
+    return diags
+
+
+def _admin_client(spec: AdminClientSpec | None, section: str = "adminClient") -> list[Diagnostic]:
     """spec.adminClient as a Kafka client would need it: every bootstrap server HOST:PORT, SASL exactly with the
     SASL protocols (`SaslChannelBuilder` needs a mechanism and a login), TLS settings only with a TLS one."""
     if spec is None:
@@ -212,17 +244,17 @@ def _admin_client(spec: AdminClientSpec | None) -> list[Diagnostic]:
         try:
             parse_bootstrap_server(server)
         except ValueError as exc:
-            diags.append(Diagnostic("error", f"adminClient.bootstrapServers: {printable(clip(server, 100))!r} is "
+            diags.append(Diagnostic("error", f"{section}.bootstrapServers: {printable(clip(server, 100))!r} is "
                                     f"refused: {exc}", spec.source, "bootstrapServers"))
     sasl_protocol = spec.security_protocol.startswith("SASL_")
     if sasl_protocol and spec.sasl is None:
-        diags.append(Diagnostic("error", f"adminClient.securityProtocol {spec.security_protocol} needs "
-                                "adminClient.sasl (mechanism, username, password)", spec.source, "sasl"))
+        diags.append(Diagnostic("error", f"{section}.securityProtocol {spec.security_protocol} needs "
+                                f"{section}.sasl (mechanism, username, password)", spec.source, "sasl"))
     if not sasl_protocol and spec.sasl is not None:
-        diags.append(Diagnostic("error", f"adminClient.sasl is set but securityProtocol is {spec.security_protocol}: "
+        diags.append(Diagnostic("error", f"{section}.sasl is set but securityProtocol is {spec.security_protocol}: "
                                 "use SASL_SSL or SASL_PLAINTEXT", spec.source, "sasl"))
     if spec.tls is not None and spec.security_protocol not in ("SSL", "SASL_SSL"):
-        diags.append(Diagnostic("error", f"adminClient.tls is set but securityProtocol is {spec.security_protocol}: "
+        diags.append(Diagnostic("error", f"{section}.tls is set but securityProtocol is {spec.security_protocol}: "
                                 "use SSL or SASL_SSL", spec.source, "tls"))
     return diags
 

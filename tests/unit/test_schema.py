@@ -234,7 +234,7 @@ BAD: list[tuple[str, int, int | str, str | None, str]] = [
     (TOPICS + "    orders: [1]\n", 6, "orders", "orders", "'orders' must be a mapping, got a list"),
     (CLUSTER + "  kafkaVersion: 3.6\n", 7, "kafkaVersion", "kafkaVersion",
      "'kafkaVersion' must be a string, got number 3.6; quote it in YAML to keep it a string (\"3.6\")"),
-    (CLUSTER + "  kafkaVersion: '4.0'\n",
+    (CLUSTER + "  kafkaVersion: '5.0'\n",
      7, "kafkaVersion", "kafkaVersion", 'must be a Kafka version such as "3.6"'),
     (CLUSTER.replace("{name: c}", "{name: c, labels: {tier: 1}}"),
      3, "tier", "tier", "'tier' must be a string, got integer 1"),

@@ -1,0 +1,192 @@
+"""The Admin API requests a KRaft cluster is read and written with (kafka-python's protocol classes, on the
+connection `brokers.admin.BrokerAdmin` opens: the same allow-list, TLS and SASL). Raw requests where
+kafka-python's helpers would lose what we need: DescribeConfigs and IncrementalAlterConfigs for the cluster
+default (`ConfigResource(BROKER, "")`, which kafka-python's helpers refuse: they parse a broker id), and every
+answer's per-resource error code and message (a refusal names the entity; `validateOnly` answers are reports).
+
+Kafka's own client does the same requests: `KafkaAdminClient.describeConfigs` / `incrementalAlterConfigs` (a
+BROKER resource with an id goes to that broker, others to any), `createTopics`, `createPartitions`,
+`alterClientQuotas`, `createAcls` / `deleteAcls`, `alterUserScramCredentials`. Error messages pass through
+`errors.printable` where they are shown; no request or answer here carries a password back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.brokers.admin import BrokerAdmin, BrokerAdminError
+
+# org.apache.kafka.common.config.ConfigResource.Type and DescribeConfigsResponse.ConfigSource ids
+TOPIC, BROKER = 2, 4
+DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
+# AlterConfigOp.OpType
+SET, DELETE = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class DescribedConfig:
+    """One entry of a DescribeConfigs answer: its value (None when sensitive), source and synonyms."""
+
+    name: str
+    value: str | None
+    source: int
+    sensitive: bool
+    synonyms: tuple[tuple[str, str | None, int], ...]  # (name, value, source), highest precedence first
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A resource (or topic, quota entity, user) the cluster refused, with Kafka's error name and message."""
+
+    what: str
+    error: str
+    message: str
+
+
+def _error_name(code: int) -> str:
+    import kafka.errors as errors
+
+    return str(errors.for_code(code).__name__)
+
+
+class KraftAdmin(BrokerAdmin):
+    """One Admin API connection to a KRaft cluster, for reading its dynamic state and writing a plan."""
+
+    def _send(self, request: Any, node: int | None = None) -> Any:
+        manager = self._admin._manager
+
+        async def ask() -> Any:
+            return await (manager.send(request, node_id=node) if node is not None else manager.send(request))
+
+        return manager.run(ask)
+
+    def cluster(self) -> tuple[str | None, int, dict[int, tuple[str, int]]]:
+        """DescribeCluster: cluster id, the controller id it reports, broker id -> (host, port)."""
+        answer = self._admin.describe_cluster()
+        brokers = {int(b["broker_id"]): (str(b["host"]), int(b["port"])) for b in answer["brokers"]}
+        return answer.get("cluster_id"), int(answer.get("controller_id") or -1), brokers
+
+    def describe_configs(self, resource_type: int, names: Sequence[str],
+                         node: int | None = None) -> dict[str, list[DescribedConfig]]:
+        """Every config of each resource (with synonyms), or BrokerAdminError naming the refused resource."""
+        from kafka.protocol.admin import DescribeConfigsRequest
+
+        if not names:
+            return {}
+        response = self._send(DescribeConfigsRequest(
+            resources=[(resource_type, name, None) for name in names], include_synonyms=True), node)
+        out: dict[str, list[DescribedConfig]] = {}
+        for result in response.results:
+            if result.error_code != 0:
+                if resource_type == TOPIC and _error_name(result.error_code) == "UnknownTopicOrPartitionError":
+                    continue  # deleted since it was listed
+                raise BrokerAdminError(f"the {self.where} refused DescribeConfigs for {result.resource_name!r} "
+                                       f"({_error_name(result.error_code)})")
+            out[result.resource_name] = [
+                DescribedConfig(c.name, c.value, int(c.config_source), bool(c.is_sensitive),
+                                tuple((s.name, s.value, int(s.source)) for s in c.synonyms or ()))
+                for c in result.configs]
+        return out
+
+    def alter_configs(self, resource_type: int, name: str, ops: Sequence[tuple[str, int, str | None]],
+                      validate_only: bool) -> Refusal | None:
+        """IncrementalAlterConfigs for one resource (SET/DELETE per key), sent as Kafka's client sends it (a
+        broker id's resource to that broker, which validates what only it can, then forwards to the
+        controllers). None when accepted (or, with `validate_only`, when it would be)."""
+        from kafka.protocol.admin import IncrementalAlterConfigsRequest
+
+        node = int(name) if resource_type == BROKER and name else None
+        response = self._send(IncrementalAlterConfigsRequest(resources=[(resource_type, name, list(ops))],
+                                                             validate_only=validate_only), node)
+        for result in response.responses:
+            if result.error_code != 0:
+                return Refusal(name, _error_name(result.error_code), result.error_message or "")
+        return None
+
+    def topics(self) -> list[dict[str, Any]]:
+        """Metadata for every topic: name, topic id, partitions with their replicas."""
+        return list(self._admin.describe_topics())
+
+    def create_topics(self, topics: Mapping[str, Mapping[str, Any]], validate_only: bool) -> list[Refusal]:
+        """CreateTopics with explicit replica assignments and configs; one Refusal per refused topic."""
+        answer = self._admin.create_topics(dict(topics), validate_only=validate_only, raise_errors=False)
+        return [Refusal(t["name"], _error_name(t["error_code"]), t.get("error_message") or "")
+                for t in answer["topics"] if t["error_code"] != 0]
+
+    def create_partitions(self, increases: Mapping[str, Mapping[str, Any]], validate_only: bool) -> list[Refusal]:
+        response = self._admin.create_partitions(dict(increases), validate_only=validate_only, raise_errors=False)
+        return [Refusal(r.name, _error_name(r.error_code), r.error_message or "")
+                for r in response.results if r.error_code != 0]
+
+    def delete_topics(self, names: Sequence[str]) -> list[Refusal]:
+        response = self._admin.delete_topics(list(names), raise_errors=False)
+        return [Refusal(r.name, _error_name(r.error_code), r.error_message or "")
+                for r in response.responses if r.error_code != 0]
+
+    def client_quotas(self) -> list[tuple[tuple[tuple[str, str | None], ...], dict[str, float]]]:
+        """DescribeClientQuotas with no filter: (entity components (type, name or None for default), values)."""
+        from kafka.protocol.admin import DescribeClientQuotasRequest
+
+        response = self._send(DescribeClientQuotasRequest(components=[], strict=False))
+        if response.error_code != 0:
+            raise BrokerAdminError(f"the {self.where} refused DescribeClientQuotas "
+                                   f"({_error_name(response.error_code)})")
+        return [(tuple((e.entity_type, e.entity_name) for e in entry.entity),
+                 {v.key: float(v.value) for v in entry.values}) for entry in response.entries]
+
+    def alter_client_quotas(self, entries: Iterable[tuple[Sequence[tuple[str, str | None]],
+                                                          Sequence[tuple[str, float, bool]]]],
+                            validate_only: bool) -> list[Refusal]:
+        """AlterClientQuotas: per entity, (key, value, remove) ops."""
+        from kafka.protocol.admin import AlterClientQuotasRequest
+
+        entries = [(list(entity), list(ops)) for entity, ops in entries]
+        if not entries:
+            return []
+        response = self._send(AlterClientQuotasRequest(entries=entries, validate_only=validate_only))
+        return [Refusal(",".join(f"{e.entity_type}={e.entity_name}" for e in r.entity),
+                        _error_name(r.error_code), r.error_message or "")
+                for r in response.entries if r.error_code != 0]
+
+    def acl_bindings(self) -> list[Any]:
+        """Every ACL binding (DescribeAcls, filter ANY per resource type): kafka-python ACL objects."""
+        from kafka.admin import (
+            ACLFilter,
+            ACLOperation,
+            ACLPermissionType,
+            ACLResourcePatternType,
+            ResourcePatternFilter,
+            ResourceType,
+        )
+
+        found: list[Any] = []
+        for rtype in (t for t in ResourceType if t.name not in ("UNKNOWN", "ANY")):
+            wanted = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY,
+                               permission_type=ACLPermissionType.ANY,
+                               resource_pattern=ResourcePatternFilter(rtype, None, ACLResourcePatternType.ANY))
+            acls, _ = self._admin.describe_acls(wanted)
+            found.extend(acls)
+        return found
+
+    def create_acls(self, acls: Sequence[Any]) -> list[Refusal]:
+        if not acls:
+            return []
+        answer = self._admin.create_acls(list(acls))
+        return [Refusal(str(acl.resource_pattern), type(error).__name__, str(error))
+                for acl, error in answer.get("failed", ())]
+
+    def delete_acls(self, filters: Sequence[Any]) -> list[Refusal]:
+        if not filters:
+            return []
+        return [Refusal(str(f.resource_pattern), error.__name__, "")  # kafka-python gives the error class
+                for f, _matched, error in self._admin.delete_acls(list(filters)) if error.__name__ != "NoError"]
+
+    def scram_users(self) -> dict[str, dict[str, int]]:
+        return self.scram_credentials()
+
+    def alter_scram(self, alterations: Sequence[Any]) -> list[Refusal]:
+        if not alterations:
+            return []
+        answer = self._admin.alter_user_scram_credentials(list(alterations))
+        return [Refusal(user, "refused", message or "") for user, message in answer.items() if message]
