@@ -65,14 +65,15 @@ def policy_section(violations: Sequence[Diagnostic], changes: Sequence[str], bas
     counts = ", ".join(x for x in (f"{errors} error(s) block this pull request" if errors else "",
                                    f"{warnings} warning(s)" if warnings else "") if x) or "no violation"
     by = f" of `{_plain(base)}`" if base else ""
-    lines = [f"### {badge} Policy: {counts}", "", f"Judged by the policies{by} (`clusters/policies.yaml`).", ""]
+    lines = [f"### {badge} Policy: {counts}", "", f"Judged by the policies{by} (`clusters/policies.yaml`)."]
+    lines += [""] if violations else []
     ordered = sorted(violations, key=lambda d: (d.severity != "error", d.sort_key()))
     for d in ordered[:POLICY_SHOWN]:
         lines.append(f"- {'🛑' if d.severity == 'error' else '⚠️'} {_where(d)}{_plain(d.message)}")
     if len(ordered) > POLICY_SHOWN:
         lines.append(f"- … {len(ordered) - POLICY_SHOWN} more in the workflow log")
     if changes:
-        lines += ["**This branch changes policies.** This check used the base's versions; the new ones judge "
+        lines += ["", "**This branch changes policies.** This check used the base's versions; the new ones judge "
                   "pull requests once merged:", ""]
         lines += [f"- {_plain(line)}" for line in changes]
     lines.append("")
@@ -105,7 +106,7 @@ def render_comment(
     found += [d for p in plans for d in p.diagnostics if is_policy(d)]
     head += policy_section(sorted(set(found), key=Diagnostic.sort_key), policy_changes, base)
     tail: list[str] = []
-    if diagnostics:
+    if any(d.severity == "error" for d in diagnostics):  # policy errors alone: in their own section
         errors = [d for d in diagnostics if d.severity == "error"]
         tail += [f"### 🛑 Invalid manifests: {len(errors)} error(s)", ""]
         tail += _fenced([d.render() for d in diagnostics[:DIAGNOSTICS_SHOWN]])
