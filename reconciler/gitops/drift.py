@@ -23,8 +23,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from reconciler.errors import ReconcilerError
-from reconciler.model import LiveState
+from reconciler.model import AclEntry, LiveState
 from reconciler.plan import Plan
+from reconciler.zk.acls import resource_path
 from reconciler.zk.audit import AUDIT_NODE
 from reconciler.zk.bulkread import read_all
 from reconciler.zk.layout import CONFIG_CHANGES_PATH, decode_notification, entity_path, topic_path
@@ -56,8 +57,8 @@ class AuditEntry:
 
 @dataclass(frozen=True, slots=True)
 class DriftItem:
-    entity: str  # "brokers/<default>", "topics/orders"
-    key: str  # a config key, "(topic)" or "(partitions)"; "*" when only the znode's mtime is known
+    entity: str  # "brokers/<default>", "topics/orders", "acls/Topic:PREFIXED:app-"
+    key: str  # a config key, "(topic)", "(partitions)", an ACL entry; "*" when only the znode's mtime is known
     expected: str | None  # at the last apply (None: the key was not there)
     live: str | None  # now (None: the key is gone)
     modified: str | None = None  # the znode's mtime, ISO-8601 UTC
@@ -132,7 +133,16 @@ def _items_from_plan(plan: Plan) -> list[tuple[str, DriftItem]]:
     for p in plan.partition_increases:  # recreated with fewer partitions
         items.append((topic_path(p.name), DriftItem(f"topics/{p.name}", "(partitions)", str(p.target),
                                                     str(p.current))))
+    for a in plan.acls:  # an entry the plan adds was removed live; one it removes was added live
+        path, name = resource_path(a.resource), f"acls/{a.resource.display}"
+        items += [(path, DriftItem(name, acl_entry_text(e), "present", None)) for e in a.add]
+        items += [(path, DriftItem(name, acl_entry_text(e), None, "present")) for e in a.remove]
     return items
+
+
+def acl_entry_text(e: AclEntry) -> str:
+    """`Allow User:alice Read from *`, as the plan's ACL lines read."""
+    return f"{e.permission} {e.principal} {e.operation} from {e.host}"
 
 
 def _stats(client: KazooClient, paths: Iterable[str]) -> dict[str, Any]:

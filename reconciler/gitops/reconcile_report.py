@@ -148,6 +148,7 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
             "add": counts.add, "change": counts.change, "remove": counts.remove,
             "topicsCreated": counts.topics_created, "partitionsAdded": counts.partitions_added,
             "topicsDeleted": counts.topics_deleted,
+            **({"aclEntries": counts.acl_entries} if counts.acl_entries else {}),
         },
         "auditEntry": o.audit_path,
         "error": o.error,

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from reconciler.diff.config import SCRAM_KEYS
 from reconciler.errors import RefusedError
-from reconciler.model import DesiredState, LiveState, SecretRef
+from reconciler.model import AclEntry, DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
 from reconciler.rules.cluster import kafka_namespace_problem
 
@@ -46,6 +47,7 @@ def audit_record(
     info: AuditInfo, counts: Mapping[str, int], result: str,
     passwords: Mapping[str, Mapping[str, str]] | None = None,
     interruption: Interruption | None = None,
+    access: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The entry's JSON object; `result` is "applied", "interrupted" or a short failure description (never a
     value). `passwords`: the fingerprints of the passwords this apply wrote (secrets/fingerprint.py; no
@@ -61,6 +63,8 @@ def audit_record(
     }
     if passwords:
         record["passwords"] = {k: dict(v) for k, v in sorted(passwords.items())}
+    if access:  # who gained or lost what (access_changes): names only
+        record["access"] = dict(access)
     if interruption is not None:
         record["interrupted"] = interruption.record()
     if info.lock_takeovers:  # who held the lock, which process, which plan, since when, why it was dead
@@ -179,7 +183,27 @@ def counts(plan: Plan, done: Written) -> dict[str, int]:
         "topicsCreated": done.topics, "partitionsAdded": done.partitions,
         "entitiesWritten": done.entities, "notifications": done.notifications,
         "batches": done.batches,
+        **({"aclEntries": planned.acl_entries} if planned.acl_entries else {}),
     }
+
+
+def access_changes(plan: Plan) -> dict[str, Any]:
+    """What an auditor asks of an access change: each ACL resource pattern with the entries added and removed
+    and the principals that lose access (risk's `losing`), and each SCRAM credential created, replaced or
+    removed (user and mechanism; never a credential). Empty for a plan that changes no access."""
+    out: dict[str, Any] = {}
+    if plan.acls:
+        out["acls"] = [{"resource": a.resource.display, "added": [_entry(e) for e in a.add],
+                        "removed": [_entry(e) for e in a.remove], "losing": list(a.losing)} for a in plan.acls]
+    scram = [{"user": e.ref.name, "mechanism": c.key, "op": c.op} for e in plan.entities
+             if e.ref.entity_type == "users" and e.ref.client is None for c in e.changes if c.key in SCRAM_KEYS]
+    if scram:
+        out["scramCredentials"] = scram
+    return out
+
+
+def _entry(e: AclEntry) -> str:
+    return f"{e.permission} {e.principal} {e.operation} from {e.host}"
 
 
 def record_failure(
@@ -191,7 +215,8 @@ def record_failure(
     class (a message might quote anything). Returns the entry's znode, None when ZooKeeper did not take it."""
     result = "interrupted" if interruption is not None else f"failed: {type(exc).__name__}"
     try:
-        record = audit_record(audit, counts(plan, done), result, interruption=interruption)
+        record = audit_record(audit, counts(plan, done), result, interruption=interruption,
+                              access=access_changes(plan))
         return write_audit(client, root, record, acls, audit_log, timeout_s)
     except Exception as audit_exc:  # never hide the original error
         local = audit_log is not None and not isinstance(audit_exc, OSError)  # the finally clause wrote it

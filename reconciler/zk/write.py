@@ -46,6 +46,7 @@ from reconciler.zk.audit import (
     AuditInfo,
     Interruption,
     Written,
+    access_changes,
     audit_record,
     counts,
     record_failure,
@@ -208,7 +209,8 @@ def _apply(
             except BaseException as exc:
                 record_failure(client, root, audit, plan, done, exc, acls, audit_log)
                 raise
-            record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints)
+            record = audit_record(audit, counts(plan, done), "applied", passwords=builder.fingerprints,
+                                  access=access_changes(plan))
             return write_audit(client, root, record, acls, audit_log)
 
 
