@@ -112,6 +112,8 @@ def read_scope(desired: DesiredState) -> ReadScope:
     if desired.cluster.policy.prune:
         return ReadScope()
     types = {ref.entity_type for ref in desired.entities} | {"topics"}
+    if desired.cluster.policy.prune_scram_users:  # every user's credentials must be seen to be removed
+        types.add("users")
     return ReadScope(entity_types=frozenset(types))
 
 

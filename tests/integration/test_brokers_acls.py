@@ -274,16 +274,20 @@ def test_import_declares_live_acls_that_plan_as_no_change(kafka_secure: KafkaClu
     kafka_tool("kafka.admin.AclCommand", "--authorizer-properties", props, "--add", "--deny-principal",
                "User:gina", "--operation", "Read", "--operation", "Describe", "--topic", f"{name}-",
                "--resource-pattern-type", "prefixed")
+    user = f"{name}-scram"  # a SCRAM user as kafka-configs.sh --zookeeper makes one: its password cannot be
+    scram_user(kafka_secure, user, plant(f"lk-import-{name}"))  # recovered, so it stays unmanaged, by name
     out = tmp_path / "imported"
     assert cli(out, "import", "c1", "--zookeeper", kafka_secure.zk_connect, "--out", str(out),
                "--kafka-version", "3.9", "--force") == 0
+    assert "SCRAM credentials of" in capsys.readouterr().err
     written = (out / "clusters" / "c1" / "acls.yaml").read_text()
     assert "User:frank" in written and "IdempotentWrite" in written and "PREFIXED" in written
-    capsys.readouterr()
+    assert user not in "".join(p.read_text() for p in (out / "clusters" / "c1").glob("*.yaml"))
     plan_out = tmp_path / "plan.json"
     assert cli(out, "plan", "c1", "--out", str(plan_out)) == 0
     (plan,) = plans_from_json(plan_out.read_text())
     assert plan.acls == () and plan.unmanaged_acls == ()  # every live ACL declared, each exactly
+    assert plan.is_empty  # and the SCRAM user left alone
 
 
 def test_a_plan_made_stale_by_kafka_acl_command_writes_nothing(kafka_secure: KafkaCluster, tmp_path: Path,

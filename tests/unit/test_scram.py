@@ -25,6 +25,7 @@ from reconciler.secrets import scram
 from reconciler.secrets.compare import compare_secrets, scram_state
 from reconciler.verify.expect import expectations
 from reconciler.verify.judge import judge_scram
+from reconciler.workflow import read_scope
 from tests.leakcheck import plant
 from tests.unit.test_validate import write_repo
 
@@ -192,6 +193,10 @@ def test_undeclared_credentials_are_listed_as_unmanaged_and_removed_only_with_pr
     assert not by_ref[bob].delete_entity and "users/bob" in plan.unmanaged and "users/alice" not in plan.unmanaged
     annotated = annotate(plan, pruning, live)
     assert {c.risk for e in annotated.entities for c in e.changes if c.key.startswith("SCRAM")} == {"disruptive"}
+    # a cluster declaring no user still reads every user when it prunes credentials (else none would be seen)
+    no_users = "  clients:\n    app: {producer_byte_rate: 1}\n"
+    assert "users" not in read_scope(_desired(tmp_path, no_users)).entity_types
+    assert "users" in read_scope(_desired(tmp_path, no_users, policy="pruneScramUsers: true")).entity_types
 
 
 def test_risk_of_each_credential_change() -> None:
