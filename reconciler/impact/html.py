@@ -165,5 +165,6 @@ def render_html(summary: dict[str, Any]) -> str:
         "broker_changes": _with_values(s["brokerChanges"]),
         "topic_total": s["topicChangesTotal"],
         "broker_total": s["brokerChangesTotal"],
+        "policy": s.get("policy"),  # kind Policy across the fleet (policy_counts), when the run computed it
     }
     return str(_environment().get_template("report.html.j2").render(**context))
