@@ -47,7 +47,7 @@ from reconciler.model import (
     ZooKeeperSpec,
     frozen_map,
 )
-from reconciler.policy.compare import changed_policies, newly_flagged, summary_lines
+from reconciler.policy.compare import changed_policies, newly_flagged, no_longer_flagged, summary_lines
 from reconciler.policy.views import desired_view
 from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
 from reconciler.zk.audit import with_applied_passwords
@@ -163,7 +163,8 @@ def policy_changes(repo_root: Path, base: str) -> list[str]:
     _, states, _ = load_and_validate(repo_root)
     catalog = load_catalog()
     views = [desired_view(state, catalog) for state in states.values()]
-    return summary_lines(changes, newly_flagged(old, head, views, today()))
+    day = today()
+    return summary_lines(changes, newly_flagged(old, head, views, day), no_longer_flagged(old, head, views, day))
 
 
 def notice_diagnostics(cluster: str, notices: Sequence[str]) -> list[Diagnostic]:

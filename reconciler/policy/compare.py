@@ -51,20 +51,32 @@ def changed_policies(base: PolicySet, head: PolicySet) -> list[PolicyChange]:
 def newly_flagged(base: PolicySet, head: PolicySet, views: Sequence[ClusterView], today: date) -> list[Violation]:
     """Violations the head's policies find in `views` that the base's do not (same cluster, entity, policy,
     rule), over the changed policies only."""
-    changed = {c.name for c in changed_policies(base, head) if c.what != "removed"}
+    return _difference(base, head, views, today)
+
+
+def no_longer_flagged(base: PolicySet, head: PolicySet, views: Sequence[ClusterView], today: date
+                      ) -> list[Violation]:
+    """Violations the base's policies find that the head's would let pass (a loosened or removed rule)."""
+    return _difference(head, base, views, today)
+
+
+def _difference(old: PolicySet, new: PolicySet, views: Sequence[ClusterView], today: date) -> list[Violation]:
+    changed = {c.name for c in changed_policies(old, new)}
     if not changed:
         return []
-    heads = PolicySet(tuple(p for p in head.policies if p.name in changed))
-    bases = PolicySet(tuple(p for p in base.policies if p.name in changed))
+    news = PolicySet(tuple(p for p in new.policies if p.name in changed))
+    olds = PolicySet(tuple(p for p in old.policies if p.name in changed))
     out: list[Violation] = []
     for view in views:
-        before = {(v.entity, v.policy.name, v.rule.id) for v in violations(bases, view, today)}
-        out += [v for v in violations(heads, view, today) if (v.entity, v.policy.name, v.rule.id) not in before]
+        before = {(v.entity, v.policy.name, v.rule.id) for v in violations(olds, view, today)}
+        out += [v for v in violations(news, view, today) if (v.entity, v.policy.name, v.rule.id) not in before]
     return out
 
 
-def summary_lines(changes: Sequence[PolicyChange], flagged: Sequence[Violation]) -> list[str]:
-    """Plain lines (the renderers escape them): the changed policies, then what they would newly flag."""
+def summary_lines(changes: Sequence[PolicyChange], flagged: Sequence[Violation],
+                  cleared: Sequence[Violation] = ()) -> list[str]:
+    """Plain lines (the renderers escape them): the changed policies, what they would newly flag, and how many
+    of today's violations they would let pass."""
     lines = [f"policy {c.name} {c.what}" + (f" ({c.source.file}:{c.source.line})" if c.source else "")
              for c in changes]
     if not changes:
@@ -79,4 +91,8 @@ def summary_lines(changes: Sequence[PolicyChange], flagged: Sequence[Violation])
         lines.append(f"{v.severity}: {v.cluster} {v.entity}: {v.policy.name}/{v.rule.id}: {v.detail}")
     if len(flagged) > SHOWN:
         lines.append(f"… and {len(flagged) - SHOWN} more")
+    if cleared:
+        lines.append(f"and would no longer flag {len(cleared)} violation(s) the base's versions find: " + ", ".join(
+            f"{v.cluster} {v.entity} ({v.policy.name}/{v.rule.id})" for v in cleared[:SHOWN])
+            + (" …" if len(cleared) > SHOWN else ""))
     return lines

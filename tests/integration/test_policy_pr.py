@@ -70,6 +70,8 @@ def test_a_pr_that_loosens_a_policy_is_still_judged_by_the_base(
     assert "@\u200bplatform-team" in out and "&lt;" in out and "<@platform-team>" not in out  # escaped
     assert "**This branch changes policies.**" in out and "policy sizes changed" in out
     assert "would newly flag 0 violation(s)" in out
+    # the head's versions run over the head's manifests: the loosening is what lets big through
+    assert "and would no longer flag 1 violation(s) the base's versions find: a topics/big (sizes/partitions)" in out
     # without the PR's loosening, the very same judgement: the head's policy file played no part
     commit(repo, "policy back", {"clusters/policies.yaml": policies_yaml(8)})
     code, out2, _ = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown")
