@@ -14,7 +14,9 @@ import click
 if TYPE_CHECKING:
     from reconciler.cli.context import Context
 
-MASTER_HELP = "Spark master: local[*] (in-process, default), spark://host:port, or a Spark Connect sc://host:port."
+MASTER_HELP = "Spark master of a Spark this process starts: local[*] (in-process, the default), spark://host:port."
+REMOTE_HELP = ("A Spark Connect server, sc://host:port (default: $SPARK_REMOTE; checked against "
+               "$RECONCILER_SPARK_ALLOWED_REMOTES). Exclusive with --master.")
 
 
 @click.command()
@@ -25,18 +27,24 @@ MASTER_HELP = "Spark master: local[*] (in-process, default), spark://host:port, 
               help="Partition sizes CSV: cluster,topic,partition,size_bytes (with a header line).")
 @click.option("--parallel", type=click.IntRange(1, 64), default=8, show_default=True,
               help="Clusters read at the same time (one ZooKeeper client each).")
-@click.option("--master", default="local[*]", show_default=True, help=MASTER_HELP)
+@click.option("--master", help=MASTER_HELP)
+@click.option("--remote", help=REMOTE_HELP)
 @click.pass_obj
 def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path | None, parallel: int,
-             master: str) -> None:
+             master: str | None, remote: str | None) -> None:
     """Read the live state of CLUSTER… (default: every cluster of the manifests) into a Parquet inventory."""
+    from reconciler.impact.connect import checked_remote, chosen_master, is_remote
     from reconciler.impact.session import spark_session
     from reconciler.impact.snapshot import snapshot as take
     from reconciler.workflow import load_desired
 
+    spark_at = chosen_master(master, remote)
+    if is_remote(spark_at):
+        checked_remote(spark_at)  # refused before ZooKeeper is read
     states, _ = load_desired(obj.repo, clusters)
-    with spark_session(master) as spark:
-        rows = take(spark, states, obj.repo, out, sizes_csv=sizes_csv, parallel=parallel)
+    with spark_session(spark_at) as spark:  # a Connect server writes the tables: give it the absolute path
+        rows = take(spark, states, obj.repo, out.absolute(), sizes_csv=sizes_csv and sizes_csv.absolute(),
+                    parallel=parallel)
     click.echo(
         f"snapshot of {len(states)} cluster(s) written to {out}: {len(rows['brokers'])} brokers, "
         f"{len(rows['topics'])} topics, {len(rows['partitions'])} partitions, {len(rows['configs'])} config values",
@@ -49,22 +57,24 @@ def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path
 @click.option("--git-base", help="Only the clusters changed since this revision (e.g. origin/main).")
 @click.option("--inventory", type=click.Path(file_okay=False, path_type=Path),
               help="Inventory from `reconciler snapshot` (default: read live from ZooKeeper).")
-@click.option("--master", default="local[*]", show_default=True, help=MASTER_HELP)
+@click.option("--master", help=MASTER_HELP)
+@click.option("--remote", help=REMOTE_HELP)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write report.md/json/html and the Parquet detail tables here.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json", "html"]), default="markdown",
               show_default=True, help="What to print on stdout.")
 @click.option("--full", is_flag=True, help="Evaluate every topic x every topic config (slower, same result).")
 @click.pass_obj
-def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, inventory: Path | None, master: str,
-           out: Path | None, fmt: str, full: bool) -> None:
+def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, inventory: Path | None,
+           master: str | None, remote: str | None, out: Path | None, fmt: str, full: bool) -> None:
     """The blast radius of the manifests: effective config changes per key, risk rule and cluster."""
+    from reconciler.impact.connect import chosen_master
     from reconciler.impact.run import ImpactOptions, check_inventory, run_impact
 
     if inventory is not None:
         check_inventory(inventory)
-    opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory, master=master,
-                         out=out, full=full, progress=obj.progress())
+    opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory,
+                         master=chosen_master(master, remote), out=out, full=full, progress=obj.progress())
     summary = run_impact(opts)
     if fmt == "json":
         from reconciler.impact.report import render_json

@@ -49,12 +49,13 @@ class Facts:
 
 
 def collect_json(spark: SparkSession, sections: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
-    """Every section in one Spark job, each row as JSON (the sections have different columns)."""
+    """Every section in one Spark job, each row as JSON (the sections have different columns). `struct(*)`, not
+    the columns' names: on Spark Connect, asking a DataFrame its columns is a round trip that analyses its plan."""
     from pyspark.sql import functions as F
 
     parts = [
         df.select(F.lit(name).alias("section"),
-                  F.to_json(F.struct(*df.columns), {"ignoreNullFields": "false"}).alias("row"))
+                  F.to_json(F.struct(F.col("*")), {"ignoreNullFields": "false"}).alias("row"))
         for name, df in sections.items()
     ]
     union = functools.reduce(lambda x, y: x.unionByName(y), parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import tempfile
@@ -56,15 +57,19 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     """The summary (SPEC §8 JSON); with `out`, also the report files and the Parquet detail tables."""
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
+    from reconciler.impact.connect import shown_master
     from reconciler.impact.gitbase import assessed_change
     from reconciler.impact.inventory import read_inventory
-    from reconciler.impact.job import compute_changes
+    from reconciler.impact.job import compute_changes, release_cached
     from reconciler.impact.outputs import write_outputs
-    from reconciler.impact.session import EarlyStart, shown_master, spark_session
+    from reconciler.impact.session import EarlyStart, spark_session
     from reconciler.impact.sparkprogress import spark_progress
 
     started = time.monotonic()
     progress = opts.progress
+    # absolute: a Spark Connect server reads and writes the Parquet tables, and its working directory is not ours
+    opts = dataclasses.replace(opts, inventory=opts.inventory and opts.inventory.absolute(),
+                               out=opts.out and opts.out.absolute())
     with ExitStack() as stack:  # Spark and the temporary inventory live until the reports are written
         early = EarlyStart(opts.master)  # the JVM starts while the manifests are read and validated
         stack.callback(early.close)  # stops it if the manifests are refused (a no-op once the session is taken)
@@ -74,6 +79,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
             phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
         with progress.phase(f"impact: start Spark ({shown_master(opts.master)})") as phase:
             spark = stack.enter_context(spark_session(opts.master, early))
+            stack.callback(release_cached)  # a shared server keeps no rows of ours after the run
             phase.done(f"Spark {spark.version}")
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="impact-live-")))
         with progress.phase("impact: before (inventory or live state)") as phase:
@@ -81,7 +87,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
             inv = read_inventory(spark, inventory_dir)
             phase.done(before)
         with progress.phase("impact: effective configs before and after, and the summary") as phase, \
-                spark_progress(spark, phase):
+                spark_progress(spark, phase, opts.master):
             changes = compute_changes(spark, inv, after, full=opts.full)
             summary = summarize(spark, changes)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.impact import classarchive
+from reconciler.impact.connect import checked_remote, is_remote, redacted, remote_session, shown_master
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+_redacted = redacted  # an error message without the Connect URL's secrets (kept under its older name)
 QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 DRIVER_MEMORY = os.environ.get("RECONCILER_SPARK_DRIVER_MEMORY", "2g")
 EXECUTOR_MEMORY = os.environ.get("RECONCILER_SPARK_EXECUTOR_MEMORY", "1g")
@@ -47,22 +49,19 @@ def extra_settings() -> dict[str, str]:
     return dict(item.split("=", 1) for item in items if "=" in item)
 
 
-_SECRET_PARAM = re.compile(r";(token|[^;=]*(?:secret|password)[^;=]*)=([^;]*)", re.IGNORECASE)
-
-
-def shown_master(master: str) -> str:
-    """The master URL as it may be shown: a Spark Connect URL's `;token=` (and any secret parameter) masked."""
-    return _SECRET_PARAM.sub(lambda m: f";{m.group(1)}=***", master)
-
-
-def _redacted(text: str, master: str) -> str:
-    for m in _SECRET_PARAM.finditer(master):
-        if m.group(2):
-            text = text.replace(m.group(2), "***")
-    return text.replace(master, shown_master(master))
-
-
 def settings(master: str) -> dict[str, str]:
+    """The session's settings. On Spark Connect only the SQL ones (the others are the server's, set where it
+    starts: scripts/spark-connect.sh), and the shuffle partitions only when RECONCILER_SPARK_PARTITIONS says so
+    (the server's own default suits its cores)."""
+    if is_remote(master):
+        sql = {k: v for k, v in _settings(master).items() if k.startswith("spark.sql.")}
+        if not os.environ.get("RECONCILER_SPARK_PARTITIONS"):
+            sql.pop("spark.sql.shuffle.partitions")
+        return sql
+    return _settings(master)
+
+
+def _settings(master: str) -> dict[str, str]:
     return {
         "spark.app.name": "kafka-reconciler-impact",
         "spark.sql.shuffle.partitions": str(_shuffle_partitions(master)),
@@ -166,14 +165,20 @@ def _classic(master: str) -> SparkSession:
     return SparkSession(sc)
 
 
+def _remote(master: str) -> SparkSession:
+    session: Any = remote_session(checked_remote(master), settings(master))
+    return session  # type: ignore[no-any-return]
+
+
 def _cancel_jobs_on_interrupt(session: SparkSession) -> None:
     """Ctrl-C cancels the running Spark jobs, then interrupts: what pyspark's SparkContext sets up itself when it
-    is created on the main thread (`pyspark.core.context`), which an early start is not."""
-    context = session.sparkContext
+    is created on the main thread (`pyspark.core.context`), which an early start is not. On Spark Connect, the
+    session's operations on the server are interrupted (`interruptAll`)."""
+    cancel_all = session.sparkContext.cancelAllJobs if hasattr(session, "_jsparkSession") else session.interruptAll
 
     def cancel(signum: int, frame: Any) -> None:
         try:
-            context.cancelAllJobs()
+            cancel_all()
         finally:
             raise KeyboardInterrupt()
 
@@ -182,8 +187,9 @@ def _cancel_jobs_on_interrupt(session: SparkSession) -> None:
 
 class EarlyStart:
     """A classic session's JVM and SparkContext, started on a thread while the caller does other work (loading and
-    validating the manifests): the JVM's start-up (~3 s, mostly in the JVM and waiting) then overlaps it. Nothing
-    starts for Spark Connect (cheap to connect) or when a SparkContext is already active (tests, notebooks).
+    validating the manifests): the JVM's start-up (~3 s, mostly in the JVM and waiting) then overlaps it. For
+    Spark Connect, the client's imports (pyspark, pandas, pyarrow, grpc: ~1 s) and the session's first requests
+    overlap it the same way. Nothing starts when a SparkContext is already active (tests, notebooks).
     `spark_session(early=...)` takes the session; `close` stops one that was started but never taken."""
 
     def __init__(self, master: str) -> None:
@@ -191,14 +197,16 @@ class EarlyStart:
         self._error: BaseException | None = None
         self._taken = False
         self._thread: threading.Thread | None = None
+        if is_remote(master):
+            checked_remote(master)  # refused here, in the caller's thread, before anything is imported or dialled
         context = sys.modules.get("pyspark") and sys.modules["pyspark"].SparkContext._active_spark_context
-        if not master.startswith("sc://") and not context:
+        if is_remote(master) or not context:
             self._thread = threading.Thread(target=self._start, args=(master,), name="spark-start", daemon=True)
             self._thread.start()
 
     def _start(self, master: str) -> None:
         try:
-            self._session = _classic(master)
+            self._session = _remote(master) if is_remote(master) else _classic(master)
         except BaseException as exc:  # raised again by `take`, in the caller's thread
             self._error = exc
 
@@ -223,7 +231,9 @@ class EarlyStart:
 
 
 def _cannot_start(master: str, exc: Exception) -> ReconcilerError:
-    return ReconcilerError(f"cannot start Spark with master {shown_master(master)}: {_redacted(str(exc), master)}")
+    if isinstance(exc, ReconcilerError):  # refused by the allow-list: its own words
+        return exc
+    return ReconcilerError(f"cannot start Spark with master {shown_master(master)}: {redacted(str(exc), master)}")
 
 
 @contextmanager
@@ -236,29 +246,27 @@ def spark_session(master: str = "local[*]", early: EarlyStart | None = None) -> 
         started = early.take() if early is not None else None
         from pyspark.sql import SparkSession
     except ImportError as exc:  # validate/plan/apply are installed without Spark: say how to add it
-        raise ReconcilerError(
-            "this command runs Spark, which is not installed: pip install 'kafka-reconciler[impact]'"
-        ) from exc
+        extras = "impact,connect" if is_remote(master) else "impact"
+        raise ReconcilerError(f"this command runs Spark{' Connect' if is_remote(master) else ''}, which is not "
+                              f"installed: pip install 'kafka-reconciler[{extras}]' ({exc})") from exc
     except Exception as exc:
         raise _cannot_start(master, exc) from None
 
-    active = SparkSession.getActiveSession() if started is None else None
+    # an active classic session is reused (tests, notebooks), never in place of the Connect server asked for
+    active = SparkSession.getActiveSession() if started is None and not is_remote(master) else None
     if active is not None:
         yield active
         return
     try:
         if started is not None:
             session = started
-        elif master.startswith("sc://"):
-            session = SparkSession.builder.remote(master).getOrCreate()
-            for key, value in settings(master).items():
-                if key.startswith("spark.sql."):
-                    session.conf.set(key, value)
+        elif is_remote(master):
+            session = _remote(master)
         else:
             session = _classic(master)
     except ImportError as exc:  # Spark Connect needs pyspark[connect] (pandas, pyarrow, grpcio)
-        raise ReconcilerError(f"cannot start Spark for {shown_master(master)}: {_redacted(str(exc), master)} "
-                              "(install pyspark[connect])") from None
+        raise ReconcilerError(f"cannot start Spark for {shown_master(master)}: {redacted(str(exc), master)} "
+                              "(install kafka-reconciler[impact,connect])") from None
     except Exception as exc:
         raise _cannot_start(master, exc) from None
     log.info("Spark %s started (master %s)", session.version, shown_master(master))
