@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from reconciler.catalog import load_catalog
 from reconciler.kraft.admin import (
     BROKER,
     DYNAMIC_BROKER_CONFIG,
@@ -80,6 +81,15 @@ def _quota_ref(components: tuple[tuple[str, str | None], ...]) -> EntityRef | No
         kind, name = next(iter(named.items()))
         return EntityRef(QUOTA_TYPES[kind], name) if kind in QUOTA_TYPES else None
     return None
+
+
+def quota_text(ref: EntityRef, key: str, value: float) -> str:
+    """A quota as ZooKeeper mode holds it: the wire carries a double (`ClientQuotaAlteration.Op`), the catalog
+    types byte rates LONG and connection rates INT (`QuotaConfig`), whose integral values print without `.0`."""
+    known = load_catalog().quota(ref.quota_kind, key)
+    if known is not None and known.type in ("INT", "LONG") and value.is_integer():
+        return str(int(value))
+    return java_double_to_string(value)
 
 
 def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = frozenset(ENTITY_TYPES),
@@ -137,7 +147,7 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
         for components, rates in admin.client_quotas():
             quota_ref = _quota_ref(components)
             if quota_ref is not None and quota_ref.entity_type in entity_types:
-                quotas[quota_ref].update({k: java_double_to_string(v) for k, v in rates.items()})
+                quotas[quota_ref].update({k: quota_text(quota_ref, k, v) for k, v in rates.items()})
     if "users" in entity_types:
         for user, mechanisms in admin.scram_users().items():
             for mechanism, iterations in mechanisms.items():

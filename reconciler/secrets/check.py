@@ -109,7 +109,8 @@ def plan_secret_problems(
     encoders = None
     for entity, change in secret_changes(plan):
         encoders = encoders or cluster_encoders(desired.cluster, root)  # apply encodes every password
-        if encoders.current is None and change.iterations is None:  # (a SCRAM credential needs no encoder)
+        # a SCRAM credential needs no encoder, nor does a KRaft cluster (passwords go as they are, kraft/write.py)
+        if encoders.current is None and change.iterations is None and not desired.cluster.is_kraft:
             out.append(Diagnostic(severity, f"{entity.ref.display}: cannot encode the password: "
                                   f"{encoders.problem}", change.source, change.key))
         wanted = named[(entity.ref, change.key)]
