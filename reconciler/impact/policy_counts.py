@@ -298,3 +298,36 @@ def fleet_policy_counts(spark: SparkSession, inv: Inventory, after: AfterRows, s
         return None
     labels = {name: dict(state.cluster.labels) for name, state in states.items()}
     return policy_counts(spark, inv, after, labels, policies, today())
+
+
+def policy_change_counts(spark: SparkSession, inv: Inventory, after: AfterRows,
+                         labels: Mapping[str, Mapping[str, str]], base: PolicySet, head: PolicySet, today: date
+                         ) -> dict[str, Any]:
+    """A pull request that edits policies, fleet-wide: the head's policies counted as `policy_counts` counts them,
+    with the base's counts beside them per (cluster, policy, rule) (`newly`: violations the edit adds)."""
+    old = policy_counts(spark, inv, after, labels, base, today)
+    new = policy_counts(spark, inv, after, labels, head, today)
+    key = ("cluster", "policy", "rule")
+    before = {tuple(r[k] for k in key): r["violations"] for r in old["byCluster"]}
+    later = {tuple(r[k] for k in key): r["violations"] for r in new["byCluster"]}
+    rows = [{"cluster": c, "policy": p, "rule": r, "base": before.get((c, p, r), 0), "head": later.get((c, p, r), 0)}
+            for c, p, r in sorted(before.keys() | later.keys())]
+    rows = [r for r in rows if r["base"] != r["head"]]
+    return {**new, "change": {"rows": rows, "newly": sum(max(0, r["head"] - r["base"]) for r in rows),
+                              "cleared": sum(max(0, r["base"] - r["head"]) for r in rows),
+                              "base": {"errors": old["errors"], "warnings": old["warnings"]}}}
+
+
+def policy_change_markdown(section: dict[str, Any], cell: Any = str) -> list[str]:
+    """The fleet-wide figure of a policy edit: per cluster and rule, the base's count and the head's."""
+    change = section.get("change")
+    if not change:
+        return []
+    out = ["", f"### Policy edit across the fleet: {change['newly']:,} violation(s) newly flagged, "
+               f"{change['cleared']:,} no longer flagged", ""]
+    if not change["rows"]:
+        return [*out, "The edited policies flag exactly what the base's flag."]
+    out += ["| cluster | policy | rule | base | head |", "| --- | --- | --- | ---: | ---: |"]
+    out += [f"| {cell(r['cluster'])} | {cell(r['policy'])} | {cell(r['rule'])} | {r['base']:,} | {r['head']:,} |"
+            for r in change["rows"][:POLICY_ROWS]]
+    return out

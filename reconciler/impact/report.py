@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.catalog import load_catalog
-from reconciler.impact.policy_counts import policy_markdown
+from reconciler.impact.policy_counts import policy_change_markdown, policy_markdown
 from reconciler.units import short
 
 BUDGET = 60_000
@@ -179,6 +179,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         lines += ["", f"Also: {s['topicsCreated']:,} topic(s) created, {s['partitionIncreases']:,} partition "
                       "increase(s) (not counted above: they have no value before)."]
     lines += policy_markdown(s.get("policy"), _cell)  # kind Policy across the fleet (policy_counts)
+    lines += policy_change_markdown(s.get("policy") or {}, _cell)
     lines += _sections(s)
     text = "\n".join(lines) + "\n"
     if len(text) > BUDGET:  # the tables are bounded; this guards odd cases (very long names)

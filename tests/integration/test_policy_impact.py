@@ -29,7 +29,12 @@ from typing import Any
 import pytest
 
 from reconciler.impact.inventory import read_inventory
-from reconciler.impact.policy_counts import policy_counts, policy_markdown
+from reconciler.impact.policy_counts import (
+    policy_change_counts,
+    policy_change_markdown,
+    policy_counts,
+    policy_markdown,
+)
 from reconciler.manifests.policy import load_policies
 from tests.integration.test_impact_job import AFTER, write_fleet
 
@@ -106,3 +111,20 @@ def test_policy_counts_on_the_hand_worked_fleet(spark: Any, tmp_path: Path) -> N
     text = "\n".join(policy_markdown(section))
     assert "### Policy: 13 error(s), 6 warning(s) in 4 cluster(s), after the change" in text
     assert "| retention | min-retention | error | 3 | 8 |" in text
+    # a pull request that raises the retention minimum to 1d: 7d in untouched and deleting still passes; synonyms'
+    # z (2d) too; every topic already under 2h stays flagged; nothing else moves
+    (tmp_path / "repo" / "clusters" / "policies.yaml").write_text(POLICIES.replace("min: 2h", "min: 1d"))
+    head, _ = load_policies(tmp_path / "repo")
+    edit = policy_change_counts(spark, read_inventory(spark, inventory), AFTER, LABELS, policies, head,
+                                date(2026, 11, 27))
+    assert edit["change"]["rows"] == [] and edit["change"]["newly"] == 0
+    (tmp_path / "repo" / "clusters" / "policies.yaml").write_text(POLICIES.replace("min: 2h", "min: 3d"))
+    head, _ = load_policies(tmp_path / "repo")
+    edit = policy_change_counts(spark, read_inventory(spark, inventory), AFTER, LABELS, policies, head,
+                                date(2026, 11, 27))
+    # 3d: synonyms' z (2d) is newly flagged; untouched t1 and deleting's six topics (7d) are not
+    assert edit["change"]["rows"] == [{"cluster": "synonyms", "policy": "retention", "rule": "min-retention",
+                                       "base": 0, "head": 1}]
+    assert (edit["change"]["newly"], edit["change"]["cleared"]) == (1, 0)
+    assert "### Policy edit across the fleet: 1 violation(s) newly flagged, 0 no longer flagged" in "\n".join(
+        policy_change_markdown(edit))
