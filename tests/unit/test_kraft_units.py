@@ -166,6 +166,6 @@ def test_zookeeper_only_steps_say_so_on_a_kraft_cluster(tmp_path: Path) -> None:
     from reconciler.errors import ReconcilerError
     from reconciler.workflow import cluster_client
 
-    with pytest.raises(ReconcilerError, match=r"is a KRaft cluster \(spec.kraft\): this needs ZooKeeper"):
-        with cluster_client(kraft_cluster(), tmp_path):
-            pass
+    with (pytest.raises(ReconcilerError, match=r"is a KRaft cluster \(spec.kraft\): this needs ZooKeeper"),
+          cluster_client(kraft_cluster(), tmp_path)):
+        pass
