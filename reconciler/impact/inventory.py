@@ -19,6 +19,9 @@ One directory per table under the inventory directory, each a Parquet dataset, p
              server.properties from the manifests (`spec.static.file`); broker is an id or `<default>`
              (a file shared by every broker; a broker's own file wins key by key)
   sizes      (cluster STRING, topic STRING, partition INT, size_bytes BIGINT)   optional, from a CSV
+  acls       (cluster STRING, resource_type STRING, pattern STRING, name STRING, principal STRING, host STRING,
+              operation STRING, permission STRING)   optional (inventories before ACLs have none)
+             every entry of every ACL resource znode (/kafka-acl, /kafka-acl-extended/prefixed: zk/acls.py)
 
 Pure Python except `write_tables`/`read_inventory` (pyspark imported inside them).
 """
@@ -49,6 +52,8 @@ SCHEMAS: Mapping[str, str] = {
     "configs": "cluster STRING, entity_type STRING, entity STRING, key STRING, value STRING",
     "static": "cluster STRING, broker STRING, key STRING, value STRING",
     "sizes": "cluster STRING, topic STRING, partition INT, size_bytes BIGINT",
+    "acls": "cluster STRING, resource_type STRING, pattern STRING, name STRING, principal STRING, host STRING, "
+            "operation STRING, permission STRING",
 }
 REQUIRED = ("brokers", "topics", "partitions", "configs")
 Rows = dict[str, list[tuple[Any, ...]]]
@@ -90,6 +95,9 @@ def live_rows(live: LiveState, catalog: Catalog | None = None) -> Rows:
         name = entity_name(ref)
         for key, value in entity.config.items():
             rows["configs"].append((c, ref.entity_type, name, key, stored_value(catalog, ref, key, value)))
+    if live.acls is not None:  # read: an empty table says "no ACLs", its absence "not known"
+        rows["acls"] = [(c, r.resource_type, r.pattern, r.name, e.principal, e.host, e.operation, e.permission)
+                        for r, a in sorted(live.acls.items()) for e in sorted(a.entries)]
     return rows
 
 

@@ -55,6 +55,7 @@ def _inventory_note(directory: Path) -> str:
 
 def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     """The summary (SPEC §8 JSON); with `out`, also the report files and the Parquet detail tables."""
+    from reconciler.impact.access import assess_access
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
     from reconciler.impact.connect import shown_master
@@ -90,6 +91,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 spark_progress(spark, phase, opts.master):
             changes = compute_changes(spark, inv, after, full=opts.full)
             summary = summarize(spark, changes)
+            if (access := assess_access(spark, inventory_dir, states)) is not None:
+                summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
                                  "change": assessed_change(opts.repo, opts.git_base)}
             phase.done(f"{summary['topicsAffected']:,} topic(s), {summary['brokersAffected']:,} broker(s) affected")
