@@ -166,5 +166,6 @@ def render_html(summary: dict[str, Any]) -> str:
         "topic_total": s["topicChangesTotal"],
         "broker_total": s["brokerChangesTotal"],
         "policy": s.get("policy"),  # kind Policy across the fleet (policy_counts), when the run computed it
+        "access": s.get("access"),  # ACL entries and principals losing access (impact/access.py)
     }
     return str(_environment().get_template("report.html.j2").render(**context))

@@ -180,11 +180,28 @@ def render_markdown(summary: dict[str, Any]) -> str:
                       "increase(s) (not counted above: they have no value before)."]
     lines += policy_markdown(s.get("policy"), _cell)  # kind Policy across the fleet (policy_counts)
     lines += policy_change_markdown(s.get("policy") or {}, _cell)
+    lines += _access(s.get("access"))
     lines += _sections(s)
     text = "\n".join(lines) + "\n"
     if len(text) > BUDGET:  # the tables are bounded; this guards odd cases (very long names)
         text = text[:BUDGET].rsplit("\n", 1)[0] + "\n\n… (cut to fit a comment: see report.json / report.html)\n"
     return text
+
+
+def _access(a: dict[str, Any] | None) -> list[str]:
+    """ACL entries added and removed per cluster and the principals losing access (impact/access.py)."""
+    if not a:
+        return []
+    out = ["", "### Access (ACLs)", ""]
+    if a.get("note"):
+        return [*out, _cell(str(a["note"]))]
+    losing = a["principalsLosingAccess"]
+    out += [f"{a['entriesAdded']:,} ACL entr(ies) added, {a['entriesRemoved']:,} removed"
+            + (f"; 🔒 losing access: {', '.join(_cell(p) for p in losing)}" if losing else ""), ""]
+    return out + _table(["cluster", "entries added", "entries removed", "losing access", "why"], [
+        [_cell(c["cluster"]), count(c["entriesAdded"]), count(c["entriesRemoved"]),
+         ", ".join(_cell(p) for p in c["principalsLosingAccess"]), _prose(c["reasons"])]
+        for c in a["clusters"][:CLUSTER_ROWS]], 1, 3)
 
 
 def _sections(s: dict[str, Any]) -> list[str]:

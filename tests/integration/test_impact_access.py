@@ -78,3 +78,32 @@ def test_the_access_section_is_the_plans_acl_changes(spark: Any, tmp_path: Path)
     older = assess_access(spark, inventory, states)
     assert older is not None and older["clusters"] == [] and "snapshot" in older["note"]
     assert access_summary(states, {}) is not None  # no live ACL at all: everything declared is added
+
+
+EVIL = "User:<script>x</script>|@org/admins"
+
+
+def test_reports_show_the_access_section_escaped() -> None:
+    from reconciler.impact.html import render_html
+    from reconciler.impact.report import render_markdown
+    from tests.unit.test_impact_units import summary
+
+    s = summary()
+    assert "Access (ACLs)" not in render_markdown(s) + render_html(s)  # no section without ACLs
+    evil = AclResource("Topic", "LITERAL", "t")
+    live = {"c1": {evil: LiveAcls(evil, frozenset({AclEntry(EVIL, "*", "Read", "Allow")}), 0)}}
+    write = {"c1": replace(_desired_without_acls(), acls={})}
+    write["c1"] = replace(write["c1"], cluster=replace(write["c1"].cluster, policy=replace(
+        write["c1"].cluster.policy, prune_acls=True)))
+    s["access"] = access_summary(write, live)
+    md, html = render_markdown(s), render_html(s)
+    assert "### Access (ACLs)" in md and "0 ACL entr(ies) added, 1 removed" in md
+    # a principal is shown as a code span (inert), its `|` escaped so it cannot break the table; prose escaped
+    assert "`User:<script>x</script>\\|@org/admins`" in md and "User\\:\\<script\\>" in md
+    assert "Access (ACLs)" in html and "<script>x" not in html and "&lt;script&gt;" in html
+
+
+def _desired_without_acls() -> Any:
+    from reconciler.model import ClusterSpec, DesiredState, ZooKeeperSpec
+
+    return DesiredState(ClusterSpec("c1", "3.9", ZooKeeperSpec("127.0.0.1:2181/c1"), (1,)), {}, {})
