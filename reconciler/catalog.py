@@ -139,6 +139,10 @@ class Catalog:
         self._broker = {n: _key(n, e, "broker", mv) for n, e in data["broker"].items()}
         self._quota = {n: _key(n, e, "quota", mv) for n, e in data["quota"].items()}
         self._quota_kinds = {kind: frozenset(names) for kind, names in data["quota_kinds"].items()}
+        # Kafka 4.x (KRaft only): the releases kafkaVersion may name, and the configs 4.0 removed with what
+        # replaces each (tools/gen_catalog.py: 3.9.1's and 4.1.1's ConfigDefs compared)
+        self.kraft_only_releases: tuple[str, ...] = tuple(data.get("kraft_only_releases", ()))
+        self._removed: dict[str, dict[str, dict[str, str]]] = dict(data.get("removed", {}))
         sets = data["sets"]
         self._cluster_level_listener: dict[str, str] = dict(sets["cluster_level_listener"])
         self.listener_mechanism_configs = frozenset(sets["listener_mechanism"])
@@ -188,6 +192,16 @@ class Catalog:
         if name not in self._quota_kinds.get(kind, ()):
             return None
         return self._broker[name] if kind == "brokers" else self._quota[name]
+
+    def removed(self, scope: str, name: str, version: str) -> tuple[str, str] | None:
+        """(the release that removed it, what replaces it) when `name` (scope "broker" or "topic") no longer
+        exists in Kafka `version`; None when it does."""
+        asked = version_tuple(version)[:2]
+        for release, scopes in sorted(self._removed.items(), key=lambda kv: version_tuple(kv[0])):
+            replacement = scopes.get(scope, {}).get(name)
+            if replacement is not None and asked >= version_tuple(release)[:2]:
+                return release, replacement
+        return None
 
     def is_password(self, name: str) -> bool:
         """Kafka's `isPasswordConfig`: a suffix test, so prefixed and custom keys count too."""

@@ -29,6 +29,59 @@ DYNAMIC_SINCE = {"producer.id.expiration.ms": "3.5.0"}
 CLUSTER_LEVEL_LISTENER_SINCE = {"num.network.threads": "3.0.0"}  # 2.x: only max.connections(.creation.rate)
 # ZooKeeper-mode brokers reject these topic configs when true (ground-truth §4.1).
 ZK_REJECTED_WHEN_TRUE = ["remote.log.copy.disable", "remote.log.delete.on.disable"]
+# Kafka 4.0 (KRaft only) removed these configs: the names of 3.9.1's ConfigDefs that 4.1.1's no longer have
+# (`kafka.server.KafkaConfig.configDef().names()` and `org.apache.kafka.storage.internals.log.LogConfig
+# .configNames()` of the jars in kafka/pom.xml and kafka/pom-4.xml compared), each with what replaces it, from
+# Kafka 4.0's upgrade notes (docs/upgrade.html, "Notable changes in 4.0.0") and the KIPs they cite. A cluster
+# whose kafkaVersion is 4.x may not set them (rules.cluster.removed_configs).
+_ZOOKEEPER = "nothing: ZooKeeper mode was removed (KIP-833); the cluster is KRaft (spec.kraft)"
+_ENCODER = "nothing: KRaft stores dynamic passwords in the metadata log without an encoder"
+REMOVED_IN_4_0 = {
+    "broker": {
+        "auto.include.jmx.reporter": "metric.reporters (JmxReporter is in it by default, KIP-830)",
+        "broker.id.generation.enable": "node.id (KRaft nodes have fixed ids)",
+        "control.plane.listener.name": "nothing: KRaft controllers use controller.listener.names",
+        "controlled.shutdown.max.retries": "nothing: KRaft brokers shut down through their controller heartbeat",
+        "controlled.shutdown.retry.backoff.ms": "nothing: KRaft brokers shut down through their controller heartbeat",
+        "delegation.token.master.key": "delegation.token.secret.key",
+        "eligible.leader.replicas.enable": "the eligible.leader.replicas.version feature (kafka-features.sh, KIP-966)",
+        "group.coordinator.new.enable": "group.coordinator.rebalance.protocols (KIP-848)",
+        "group.share.max.groups": "nothing (removed from the share-group preview configs, KIP-932)",
+        "inter.broker.protocol.version": "metadata.version (kafka-features.sh upgrade --release-version)",
+        "leader.imbalance.per.broker.percentage": "nothing (removed in 4.0)",
+        "log.message.downconversion.enable": "nothing: down-conversion was removed with old fetch versions (KIP-896)",
+        "log.message.format.version": "nothing: the message format is always v2 (KIP-724)",
+        "log.message.timestamp.difference.max.ms":
+            "log.message.timestamp.before.max.ms and log.message.timestamp.after.max.ms (KIP-937)",
+        "metadata.log.segment.min.bytes": "metadata.log.segment.bytes (the minimum is no longer public in 4.0)",
+        "offsets.commit.required.acks": "nothing: offset commits use acks=all (KIP-1041)",
+        "password.encoder.cipher.algorithm": _ENCODER,
+        "password.encoder.iterations": _ENCODER,
+        "password.encoder.key.length": _ENCODER,
+        "password.encoder.keyfactory.algorithm": _ENCODER,
+        "password.encoder.old.secret": _ENCODER,
+        "password.encoder.secret": _ENCODER,
+        "reserved.broker.max.id": "node.id (KRaft nodes have fixed ids)",
+        **{name: _ZOOKEEPER for name in (
+            "zookeeper.clientCnxnSocket", "zookeeper.connect", "zookeeper.connection.timeout.ms",
+            "zookeeper.max.in.flight.requests", "zookeeper.metadata.migration.enable",
+            "zookeeper.metadata.migration.min.batch.size", "zookeeper.session.timeout.ms", "zookeeper.set.acl",
+            "zookeeper.ssl.cipher.suites", "zookeeper.ssl.client.enable", "zookeeper.ssl.crl.enable",
+            "zookeeper.ssl.enabled.protocols", "zookeeper.ssl.endpoint.identification.algorithm",
+            "zookeeper.ssl.keystore.location", "zookeeper.ssl.keystore.password", "zookeeper.ssl.keystore.type",
+            "zookeeper.ssl.ocsp.enable", "zookeeper.ssl.protocol", "zookeeper.ssl.truststore.location",
+            "zookeeper.ssl.truststore.password", "zookeeper.ssl.truststore.type")},
+    },
+    "topic": {
+        "message.downconversion.enable": "nothing: down-conversion was removed with old fetch versions (KIP-896)",
+        "message.format.version": "nothing: the message format is always v2 (KIP-724)",
+        "message.timestamp.difference.max.ms":
+            "message.timestamp.before.max.ms and message.timestamp.after.max.ms (KIP-937)",
+    },
+}
+# The 4.x releases a cluster's kafkaVersion may name (KRaft only; the catalog's ConfigDefs stay 3.9's, less
+# REMOVED_IN_4_0 from 4.0).
+KRAFT_ONLY_RELEASES = ["4.0", "4.1"]
 FACTORS = {"identity": 1, "minutes_to_ms": 60_000, "hours_to_ms": 3_600_000}
 QUOTA_KINDS = {
     "clients": "clients",
@@ -195,6 +248,8 @@ def generate(source: Path) -> dict[str, Any]:
         "broker": dict(sorted(broker.items())),
         "quota": quota_keys,
         "quota_kinds": quota_kinds,
+        "kraft_only_releases": KRAFT_ONLY_RELEASES,
+        "removed": {"4.0": {scope: dict(sorted(names.items())) for scope, names in REMOVED_IN_4_0.items()}},
     }
     check(dump, data)
     return data

@@ -12,13 +12,14 @@ DISTRIBUTION = "kafka-reconciler"
 def known_releases() -> tuple[str, ...]:
     """The Kafka releases a cluster's `kafkaVersion` may name: every major.minor from the catalog's oldest
     release (2.0) to the release its ConfigDefs were read from (3.9, the last with ZooKeeper mode), as the
-    catalog's MetadataVersion list has them."""
+    catalog's MetadataVersion list has them, then the 4.x releases (KRaft only, the configs 4.0 removed known)."""
     from reconciler.catalog import BASE_RELEASE, load_catalog, version_tuple
 
     catalog = load_catalog()
     low, high = version_tuple(BASE_RELEASE)[:2], version_tuple(catalog.source_version)[:2]
     releases = {version_tuple(v.split("-", 1)[0])[:2] for v in catalog.metadata_versions}
-    return tuple(".".join(map(str, r)) for r in sorted(r for r in releases if low <= r <= high))
+    zookeeper_era = tuple(".".join(map(str, r)) for r in sorted(r for r in releases if low <= r <= high))
+    return zookeeper_era + catalog.kraft_only_releases  # 4.x: KRaft clusters only (spec.kraft)
 
 
 def version_text() -> str:
@@ -36,7 +37,7 @@ def version_text() -> str:
         f"{DISTRIBUTION} {tool}\n"
         f"Kafka versions (spec.kafkaVersion): {', '.join(releases)}\n"
         f"config catalog: Kafka {load_catalog().source_version}'s ConfigDefs (keys newer than a cluster's "
-        "kafkaVersion do not exist for it)\n"
+        "kafkaVersion do not exist for it; 4.x: less the configs Kafka 4.0 removed, KRaft clusters only)\n"
     )
 
 

@@ -34,9 +34,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from reconciler.catalog import version_tuple
+from reconciler.catalog import Catalog, load_catalog, version_tuple
 from reconciler.errors import Diagnostic, clip, printable
-from reconciler.model import NO_ZOOKEEPER, AdminClientSpec, ClusterSettings
+from reconciler.model import NO_ZOOKEEPER, AdminClientSpec, ClusterSettings, DesiredState, SourceRef
 
 KAFKA_ROOT_PATHS = (
     "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
@@ -170,7 +170,7 @@ def check_cluster(state: ClusterSettings) -> list[Diagnostic]:
     cluster = state.cluster
     zk = cluster.zookeeper
     if cluster.kraft is not None or zk == NO_ZOOKEEPER:
-        return _backend(state)
+        return _backend(state) + (removed_configs(state, load_catalog()) if isinstance(state, DesiredState) else [])
     diags: list[Diagnostic] = []
     if version_major(cluster.kafka_version) >= 4:  # Kafka 4.0 removed ZooKeeper mode (KIP-833)
         diags.append(Diagnostic("error", f"kafkaVersion {cluster.kafka_version!r} has no ZooKeeper mode (removed in "
@@ -207,6 +207,32 @@ def parse_bootstrap_server(text: str) -> tuple[str, int]:
     if match.group("host") and re.fullmatch(r"[0-9.]+", host) and not re.fullmatch(r"(\d{1,3}\.){3}\d{1,3}", host):
         raise ValueError("not a dotted-quad IPv4 address")
     return host.lower(), int(match.group("port"))
+
+
+def removed_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
+    """Configs Kafka 4.0 removed, set for a cluster whose kafkaVersion is 4.x: an error at the value's line
+    naming what replaces it (`Catalog.removed`; KRaft brokers ignore or refuse them: a topic's
+    message.format.version is refused as an unknown topic config by 4.x's `ConfigurationControlManager`)."""
+    version = state.cluster.kafka_version
+    if version_major(version) < 4:
+        return []
+    found: list[tuple[str, str, str, SourceRef | None]] = []  # (where, scope, key, line)
+    for ref, entity in state.entities.items():
+        if ref.entity_type in ("brokers", "topics"):
+            scope = "broker" if ref.entity_type == "brokers" else "topic"
+            found += [(ref.display, scope, key, value.source) for key, value in entity.config.items()]
+    for topic in state.topics.values():
+        found += [(f"topics/{topic.name}", "topic", key, value.source) for key, value in topic.config.items()]
+    for broker, props in state.static.items():
+        found += [(f"broker {broker} server.properties", "broker", key, value.source) for key, value in props.items()]
+    diags = []
+    for where, scope, key, source in sorted(set(found), key=lambda f: (f[0], f[2])):
+        removed = catalog.removed(scope, key, version)
+        if removed is not None:
+            release, replacement = removed
+            diags.append(Diagnostic("error", f"{where}: {key} was removed in Kafka {release} (kafkaVersion "
+                                    f"{version!r}); use {replacement}", source, key))
+    return diags
 
 
 def version_major(version: str) -> int:

@@ -169,3 +169,32 @@ def test_zookeeper_only_steps_say_so_on_a_kraft_cluster(tmp_path: Path) -> None:
     with (pytest.raises(ReconcilerError, match=r"is a KRaft cluster \(spec.kraft\): this needs ZooKeeper"),
           cluster_client(kraft_cluster(), tmp_path)):
         pass
+
+
+def test_configs_kafka_4_removed_are_errors_with_their_replacement(tmp_path: Path) -> None:
+    (tmp_path / "clusters" / "c1").mkdir(parents=True)
+    (tmp_path / "clusters" / "c1" / "cluster.yaml").write_text(cluster_yaml(KRAFT))
+    (tmp_path / "clusters" / "c1" / "topics.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: Topics\nmeta: {name: app}\nspec:\n  topics:\n    orders:\n"
+        "      partitions: 1\n      replicationFactor: 1\n      config:\n"
+        "        message.timestamp.difference.max.ms: \"60000\"\n")
+    (tmp_path / "clusters" / "c1" / "brokers.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n"
+        "    log.message.format.version: \"3.0\"\n")
+    _, _, diags = load_and_validate(tmp_path)
+    removed = {(d.key, d.source.file.rsplit("/", 1)[-1], d.source.line): d.message for d in diags
+               if d.severity == "error" and "removed in Kafka 4.0" in d.message and d.source is not None}
+    assert set(removed) == {("message.timestamp.difference.max.ms", "topics.yaml", 10),
+                            ("log.message.format.version", "brokers.yaml", 6)}
+    assert "message.timestamp.before.max.ms and message.timestamp.after.max.ms (KIP-937)" in removed[
+        ("message.timestamp.difference.max.ms", "topics.yaml", 10)]
+    # the same keys on a 3.9 cluster are not this error
+    (tmp_path / "clusters" / "c1" / "cluster.yaml").write_text(cluster_yaml(KRAFT, version="3.9"))
+    _, _, diags = load_and_validate(tmp_path)
+    assert not [d for d in diags if "removed in Kafka" in d.message]
+
+
+def test_version_lists_the_4x_releases() -> None:
+    from reconciler.cli.version import known_releases
+
+    assert known_releases()[-3:] == ("3.9", "4.0", "4.1")
