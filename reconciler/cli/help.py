@@ -7,7 +7,7 @@ import click
 
 # The order a user meets the commands in: check, preview, inspect, change, then the GitOps and fleet tools.
 ORDER = ("validate", "plan", "show", "apply", "describe", "seal", "reconcile", "import", "snapshot", "impact",
-         "version")
+         "migrate-check", "version")
 
 _EXITS = {
     "validate": ("0  the manifests are valid (warnings allowed)", "1  at least one error"),
@@ -25,6 +25,9 @@ _EXITS = {
                "would still change something"),
     "snapshot": ("0  inventory written", "1  error"),
     "impact": ("0  report written", "1  error"),
+    "migrate-check": ("0  nothing found", "1  error: invalid manifests, unreachable ZooKeeper, no secret",
+                      "2  findings: a password the controllers cannot decode, configs or quotas KRaft ignores or "
+                      "rejects, ACLs or SCRAM credentials to prepare for"),
     "version": ("0  always",),
 }
 _EXAMPLES = {
@@ -38,6 +41,7 @@ _EXAMPLES = {
     "import": "reconciler import prod-eu-1 --zookeeper zk1:2181/kafka --kafka-version 3.6",
     "snapshot": "reconciler snapshot --out inventory/",
     "impact": "reconciler impact --git-base origin/main --inventory inventory/ --out report/",
+    "migrate-check": "reconciler migrate-check prod-eu-1 --controller-secret-file controller-secret.txt",
     "version": "reconciler --version",
 }
 

@@ -26,6 +26,7 @@ from reconciler.cli.gitops import reconcile
 from reconciler.cli.help import WorkflowGroup, document
 from reconciler.cli.impact import impact, snapshot
 from reconciler.cli.importer import import_command
+from reconciler.cli.migrate import migrate_check
 from reconciler.cli.options import NO_COLOR_HELP, REPO_HELP, VERBOSE_HELP, accept_global_options
 from reconciler.cli.plain import command_safe_stdio, install_command_safe_stdio
 from reconciler.cli.plan import apply, plan
@@ -65,7 +66,8 @@ def main(ctx: click.Context, repo: Path, verbose: int, no_color: bool) -> None:
     ctx.obj = Context(repo, verbose, no_color)
 
 
-for command in (validate, plan, show, apply, describe, seal, reconcile, import_command, snapshot, impact, version):
+for command in (validate, plan, show, apply, describe, seal, reconcile, import_command, snapshot, impact, migrate_check,
+                version):
     document(command)
     accept_global_options(command)
     main.add_command(command)
