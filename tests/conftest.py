@@ -160,15 +160,31 @@ def zk_client(zk_connect: str) -> Iterator[KazooClient]:
     close(client)
 
 
+# pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh): the tests sharing one expensive session fixture run on
+# one worker, so each set of JVMs starts once per run; every other test goes to whichever worker is free.
+XDIST_GROUPS = (("kafka", frozenset({"kafka_cluster", "kafka", "kafka_secure"})),
+                ("kraft", frozenset({"kraft4", "kraft39"})),
+                ("spark", frozenset({"spark"})))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests using a ZooKeeper fixture get the `zk` marker, so `-m "not zk"` deselects them."""
+    """Tests using a ZooKeeper fixture get the `zk` marker, so `-m "not zk"` deselects them; tests of one
+    expensive session fixture get its xdist group."""
     for item in items:
-        if ZK_FIXTURES & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if ZK_FIXTURES & names:
             item.add_marker(pytest.mark.zk)
+        group = next((g for g, fixtures in XDIST_GROUPS if fixtures & names), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 # --- secret-leak scan over the whole run (see tests/leakcheck.py) ----------------------------------------
-from tests.leakcheck import pytest_runtest_logreport, pytest_sessionfinish  # noqa: E402,F401
+from tests.leakcheck import (  # noqa: E402,F401
+    pytest_runtest_logreport,
+    pytest_sessionfinish,
+    pytest_testnodedown,
+)
 
 
 # --- Spark (fleet impact) ------------------------------------------------------------------------------

@@ -83,6 +83,21 @@ def _artefacts(base: Path) -> Iterable[tuple[str, str]]:
                 continue
 
 
+_WORKER_LEAKS: list[str] = []  # pytest-xdist: what each worker's own scan found (pytest_testnodedown)
+_WORKER_SCANS: list[tuple[int, int]] = []  # (outputs searched, secrets planted) per worker
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist, in the controller: a worker is done; keep what its scan found. Each worker scans its own
+    tests' outputs and temp files for the secrets its tests planted (the controller never imports the test
+    modules, so it cannot know them)."""
+    output = getattr(node, "workeroutput", None) or {}
+    _WORKER_LEAKS.extend(output.get("leaks", ()))
+    if "leak_scan" in output:
+        _WORKER_SCANS.append(tuple(output["leak_scan"]))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _plant_vectors()
     texts = list(_SEEN)
@@ -91,6 +106,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         with contextlib.suppress(OSError, ValueError):
             texts.extend(_artefacts(factory.getbasetemp()))
     leaks = find_leaks(texts, _PLANTED)
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:  # an xdist worker: the controller reports for every worker
+        worker_output["leaks"] = leaks
+        worker_output["leak_scan"] = (len(texts), len(_PLANTED))
+        return
+    leaks = sorted(set(leaks) | set(_WORKER_LEAKS))
+    searched = len(texts) + sum(n for n, _ in _WORKER_SCANS)
+    planted = max([len(_PLANTED), *(p for _, p in _WORKER_SCANS)])
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if leaks:
         if reporter is not None:
@@ -99,5 +122,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 reporter.write_line(f"  {leak}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     elif reporter is not None:
-        reporter.write_line(f"secret leak scan: {len(texts)} outputs searched for {len(_PLANTED)} planted "
-                            "secrets, none found")
+        workers = f" (in {len(_WORKER_SCANS)} workers)" if _WORKER_SCANS else ""
+        reporter.write_line(f"secret leak scan: {searched} outputs searched for up to {planted} planted "
+                            f"secrets{workers}, none found")
