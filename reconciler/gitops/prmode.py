@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.gitops.tree import manifests_at
+from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.policy import load_policies, today
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import (
@@ -49,6 +50,7 @@ from reconciler.model import (
 )
 from reconciler.policy.compare import changed_policies, newly_flagged, no_longer_flagged, summary_lines
 from reconciler.policy.views import desired_view
+from reconciler.progress import NO_PROGRESS
 from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import read_live_state
@@ -86,6 +88,10 @@ def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
     encoders = [e if e is None else replace(e, source=None) for e in (head.password_encoder, base.password_encoder)]
     if encoders[0] != encoders[1]:  # where it is written does not count
         names.append("spec.passwordEncoder")
+    krafts = [k if k is None else replace(k, admin=replace(k.admin, source=None), source=None)
+              for k in (head.kraft, base.kraft)]
+    if krafts[0] != krafts[1]:  # a KRaft cluster's bootstrap servers and client security (docs/kraft.md)
+        names.append("spec.kraft")
     admins = [a if a is None else replace(a, source=None) for a in (head.admin, base.admin)]
     if admins[0] != admins[1]:  # the brokers `apply --verify` asks: used only after merge (a PR check never dials)
         names.append("spec.adminClient")
@@ -125,7 +131,7 @@ def plan_pull_request(
     changed = changed_settings(head.cluster, base.cluster)
     notices = [f"{CONNECTION_NOTICE}: {', '.join(changed)}"] if changed else []
     cluster = replace(head.cluster, zookeeper=base.cluster.zookeeper, password_encoder=base.cluster.password_encoder,
-                      source=base.cluster.source)
+                      kraft=base.cluster.kraft, source=base.cluster.source)
     desired = replace(head, cluster=cluster)
     allowed = _secret_refs(base)
 
@@ -133,9 +139,13 @@ def plan_pull_request(
         # SecretRef equality compares a sealed value's text exactly: one changed byte (an edited IV) is untrusted
         return allowed.get((ref, key)) == (secret, _source_dir(secret, source))
 
-    with cluster_client(base.cluster, trusted.root) as client:
-        live = with_applied_passwords(client, desired, read_live_state(client, head.cluster.name, read_scope(desired)))
-        acl = acl_diagnostics(client, desired)
+    if cluster.is_kraft:  # the base's spec.kraft: its brokers' Admin API (reconciler/backend.py)
+        live, acl = KRAFT.read(desired, trusted.root, NO_PROGRESS), []
+    else:
+        with cluster_client(base.cluster, trusted.root) as client:
+            live = with_applied_passwords(client, desired,
+                                          read_live_state(client, head.cluster.name, read_scope(desired)))
+            acl = acl_diagnostics(client, desired)
     result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
     return _with_notices(with_diagnostics(result, acl), notices), notices
 

@@ -92,32 +92,22 @@ def quota_text(ref: EntityRef, key: str, value: float) -> str:
     return java_double_to_string(value)
 
 
-def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = frozenset(ENTITY_TYPES),
-              progress: Callable[[int, int], None] | None = None) -> LiveState:
-    """The live state of the cluster `admin` reaches; entity types outside `entity_types` are not read
-    (as `zk.read.ReadScope`: ownership needs whole types only where the manifests manage them)."""
-    steps = 6
-    done = 0
-
-    def step() -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, steps)
-
+def _brokers(admin: KraftAdmin, entity_types: frozenset[str]
+             ) -> tuple[int, dict[int, BrokerRegistration], dict[EntityRef, LiveEntity]]:
+    """The controller id, each registered broker (its listeners from its own DescribeConfigs answer), and the
+    `brokers/<id>` and `brokers/<default>` entities."""
     _cluster_id, controller, registered = admin.cluster()
-    per_broker = {b: admin.describe_configs(BROKER, [str(b)], node=b).get(str(b), []) for b in registered}
-    step()
     brokers = {}
     entities: dict[EntityRef, LiveEntity] = {}
     for b, (host, port) in registered.items():
-        values = {c.name: c.value for c in per_broker[b]}
+        answer = admin.describe_configs(BROKER, [str(b)], node=b).get(str(b), [])
+        values = {c.name: c.value for c in answer}
         advertised = values.get("advertised.listeners") or values.get("listeners") or f"PLAINTEXT://{host}:{port}"
         protocol_map = dict(pair.split(":", 1) for pair in (values.get("listener.security.protocol.map") or "")
                             .split(",") if ":" in pair)
         brokers[b] = BrokerRegistration(b, tuple(e.strip() for e in advertised.split(",") if e.strip()),
                                         frozen_map(protocol_map), values.get("broker.rack"))
-        own = dynamic_values(per_broker[b], DYNAMIC_BROKER_CONFIG)
+        own = dynamic_values(answer, DYNAMIC_BROKER_CONFIG)
         if own and "brokers" in entity_types:
             entities[EntityRef("brokers", str(b))] = LiveEntity(EntityRef("brokers", str(b)), frozen_map(own), 0)
     if "brokers" in entity_types:
@@ -125,7 +115,10 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
         if default:
             ref = EntityRef("brokers", DEFAULT_ENTITY)
             entities[ref] = LiveEntity(ref, frozen_map(default), 0)
-    step()
+    return controller, brokers, entities
+
+
+def _topics(admin: KraftAdmin) -> dict[str, LiveTopic]:
     topics: dict[str, LiveTopic] = {}
     for t in admin.topics():
         if t.get("error_code", 0) != 0:
@@ -136,12 +129,11 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
                       for p in t.get("partitions") or ()}
         topic_id = t.get("topic_id")
         topics[name] = LiveTopic(name, frozen_map(assignment), 0, str(topic_id) if topic_id else None)
-    step()
-    if "topics" in entity_types:
-        for name, configs in admin.describe_configs(TOPIC, sorted(topics)).items():
-            ref = EntityRef("topics", name)
-            entities[ref] = LiveEntity(ref, frozen_map(dynamic_values(configs, DYNAMIC_TOPIC_CONFIG)), 0)
-    step()
+    return topics
+
+
+def _quota_entities(admin: KraftAdmin, entity_types: frozenset[str]) -> dict[EntityRef, LiveEntity]:
+    """clients/, users/ and ips/ entities: their quotas, and each user's SCRAM mechanisms (iterations only)."""
     quotas: dict[EntityRef, dict[str, str]] = defaultdict(dict)
     if entity_types & {"users", "clients", "ips"}:
         for components, rates in admin.client_quotas():
@@ -152,23 +144,42 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
         for user, mechanisms in admin.scram_users().items():
             for mechanism, iterations in mechanisms.items():
                 quotas[EntityRef("users", user)][mechanism] = scram_marker(iterations)
-    entities.update((ref, LiveEntity(ref, frozen_map(config), 0)) for ref, config in quotas.items())
-    step()
+    return {ref: LiveEntity(ref, frozen_map(config), 0) for ref, config in quotas.items()}
+
+
+def _acls(admin: KraftAdmin) -> dict[AclResource, LiveAcls]:
     acls: dict[AclResource, set[AclEntry]] = defaultdict(set)
     for acl in admin.acl_bindings():
         pattern = acl.resource_pattern
         resource = AclResource(_camel(pattern.resource_type.name), pattern.pattern_type.name, pattern.resource_name)
         acls[resource].add(AclEntry(acl.principal, acl.host, _camel(acl.operation.name),
                                     _camel(acl.permission_type.name)))
-    step()
-    return LiveState(
-        cluster=cluster,
-        brokers=frozen_map(brokers),
-        topics=frozen_map(topics),
-        entities=frozen_map(entities),
-        controller=ControllerInfo(controller),
-        acls=frozen_map({r: LiveAcls(r, frozenset(e), 0) for r, e in acls.items()}),
-    )
+    return {r: LiveAcls(r, frozenset(e), 0) for r, e in acls.items()}
+
+
+def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = frozenset(ENTITY_TYPES),
+              progress: Callable[[int, int], None] | None = None) -> LiveState:
+    """The live state of the cluster `admin` reaches; entity types outside `entity_types` are not read
+    (as `zk.read.ReadScope`: ownership needs whole types only where the manifests manage them)."""
+    def step(done: int) -> None:
+        if progress is not None:
+            progress(done, 5)
+
+    controller, brokers, entities = _brokers(admin, entity_types)
+    step(1)
+    topics = _topics(admin)
+    step(2)
+    if "topics" in entity_types:
+        for name, configs in admin.describe_configs(TOPIC, sorted(topics)).items():
+            ref = EntityRef("topics", name)
+            entities[ref] = LiveEntity(ref, frozen_map(dynamic_values(configs, DYNAMIC_TOPIC_CONFIG)), 0)
+    step(3)
+    entities.update(_quota_entities(admin, entity_types))
+    step(4)
+    acls = _acls(admin)
+    step(5)
+    return LiveState(cluster=cluster, brokers=frozen_map(brokers), topics=frozen_map(topics),
+                     entities=frozen_map(entities), controller=ControllerInfo(controller), acls=frozen_map(acls))
 
 
 def with_applied_passwords(live: LiveState, desired: DesiredState, audit_log: Path) -> LiveState:

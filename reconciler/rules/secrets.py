@@ -98,7 +98,6 @@ def check_secrets(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
                         f"{encoder.cipher_algorithm}; brokers cannot decode across CBC and GCM, re-seal it",
                         value.source, key,
                     ))
-    # KRaft has no encoder: passwords go to the controllers as they are (kraft/write.py's TLS rule instead)
     if first_password_source is not None and not state.cluster.is_kraft and (encoder is None or encoder.secret is None):
         diags.append(Diagnostic(
             "error",

@@ -236,3 +236,30 @@ def test_kraft_acls_scram_and_passwords(kraft4: KraftCluster, tmp_path: Path, ca
     # a new value behind the same reference is a change
     pw.write_text("another password")
     assert cli(root, "plan", "k1", "--detailed-exitcode") == 2
+
+
+def test_a_pull_request_cannot_point_a_kraft_cluster_elsewhere(kraft4: KraftCluster, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """PR mode reads a KRaft cluster with the base revision's spec.kraft, as it does spec.zookeeper: the PR's
+    bootstrap servers (here a proxy that counts connections, in front of the same cluster) are never dialled."""
+    from tests.integration.test_gitops import commit, invoke, make_repo
+    from tests.tcpproxy import logging_proxy
+
+    host, port = kraft4.bootstrap.rsplit(":", 1)
+    topic = f"pr-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "manifests"
+    repo = make_repo(root)
+    docs = {f"clusters/k1/{name}": text for name, text in manifests(topic).items() if name != "quotas.yaml"}
+    cluster = KRAFT_CLUSTER.format(name="k1", version="4.1", bootstrap=kraft4.bootstrap, extra="")
+    commit(repo, "cluster k1", {"clusters/k1/cluster.yaml": cluster, **docs})
+    repo.git.checkout("-b", "feature")
+    with logging_proxy((host, int(port))) as attacker:
+        evil = cluster.replace(kraft4.bootstrap, attacker.address)
+        commit(repo, "innocent retention change", {
+            "clusters/k1/cluster.yaml": evil,
+            "clusters/k1/topics.yaml": docs["clusters/k1/topics.yaml"].replace("86400000", "3600000")})
+        code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown")
+        assert code == 0, err
+        assert attacker.connections == 0 and not attacker.sent
+    assert "spec.kraft" in out and "not used by this check" in out
+    assert "retention.ms" in out and attacker.address not in err
