@@ -63,6 +63,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes, release_cached
     from reconciler.impact.outputs import write_outputs
+    from reconciler.impact.policy_counts import fleet_policy_counts
     from reconciler.impact.session import EarlyStart, spark_session
     from reconciler.impact.sparkprogress import spark_progress
 
@@ -91,6 +92,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 spark_progress(spark, phase, opts.master):
             changes = compute_changes(spark, inv, after, full=opts.full)
             summary = summarize(spark, changes)
+            if (policy := fleet_policy_counts(spark, inv, after, states, opts.repo)) is not None:
+                summary["policy"] = policy  # kind Policy over every topic after the change (policy_counts)
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,

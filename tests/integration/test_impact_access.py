@@ -21,7 +21,7 @@ from reconciler.diff import build_plan
 from reconciler.impact.access import access_summary, assess_access
 from reconciler.impact.inventory import live_rows, write_tables
 from reconciler.manifests.validate import load_and_validate
-from reconciler.model import AclEntry, AclResource, LiveAcls, LiveState
+from reconciler.model import AclEntry, AclResource, LiveAcls, LiveState, LiveTopic
 from tests.unit.test_validate import write_repo
 
 pytestmark = [pytest.mark.spark]
@@ -107,3 +107,36 @@ def _desired_without_acls() -> Any:
     from reconciler.model import ClusterSpec, DesiredState, ZooKeeperSpec
 
     return DesiredState(ClusterSpec("c1", "3.9", ZooKeeperSpec("127.0.0.1:2181/c1"), (1,)), {}, {})
+
+
+TOPICS = """apiVersion: reconciler/v1
+kind: Topics
+meta: {}
+spec:
+  topics:
+    orders: {partitions: 3, replicationFactor: 3, config: {retention.ms: 3600000}}
+"""
+POLICY = """apiVersion: reconciler/v1
+kind: Policy
+meta: {name: durability}
+spec:
+  selector: {clusters: [c1]}
+  rules:
+    - {id: retention, key: retention.ms, min: 1d, severity: warn, message: keep a day}
+"""
+
+
+def test_run_impact_adds_the_access_and_policy_sections(spark: Any, tmp_path: Path) -> None:
+    """The whole use case (`impact --inventory`) on the session: both sections reach the summary."""
+    from reconciler.impact.run import ImpactOptions, run_impact
+
+    write_repo(tmp_path / "repo", {"clusters/c1/acls.yaml": ACLS, "clusters/c1/topics.yaml": TOPICS,
+                                   "clusters/policies.yaml": POLICY})
+    inventory = tmp_path / "inventory"
+    live = replace(_live("c1"), topics={"orders": LiveTopic("orders", {p: (1, 2, 3) for p in range(3)}, 0)})
+    write_tables(spark, live_rows(live), inventory)
+    summary = run_impact(ImpactOptions(repo=tmp_path / "repo", inventory=inventory))
+    (c1,) = summary["access"]["clusters"]
+    assert (c1["entriesAdded"], c1["entriesRemoved"], c1["principalsLosingAccess"]) == (
+        2, 1, ["User:alice", "User:eve"])
+    assert summary["policy"]["warnings"] == 1 and summary["policy"]["rules"][0]["rule"] == "retention"
