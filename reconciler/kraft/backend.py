@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reconciler.backend import AuditFields, Backend
 from reconciler.brokers.admin import BrokerAdminError
@@ -30,8 +31,9 @@ from reconciler.kraft.write import (
 from reconciler.model import ClusterSettings, ClusterSpec, DesiredState, EntityRef, LiveState, Secret
 from reconciler.plan import Change, Plan
 from reconciler.progress import Progress
-from reconciler.zk.audit import AuditInfo, audit_record
-from reconciler.zk.write import ApplyResult
+
+if TYPE_CHECKING:
+    from reconciler.zk.write import ApplyResult
 
 
 @contextmanager
@@ -95,6 +97,9 @@ class KraftBackend:
     def apply(self, plan: Plan, settings: ClusterSettings, root: Path, *,
               resolve_secret: Callable[[Change, EntityRef], Secret], audit: AuditFields, audit_log: Path | None,
               progress: Callable[[int, int], None] | None) -> ApplyResult:
+        from reconciler.zk.audit import AuditInfo, audit_record  # the apply path only (the audit entry's form)
+        from reconciler.zk.write import ApplyResult
+
         cluster = settings.cluster
         refuse_plaintext_passwords(plan, cluster)
         ops = operations(plan, resolve_secret)

@@ -55,7 +55,7 @@ def test_help_lists_commands_in_workflow_order_with_whole_summaries(capsys: pyte
     assert run(["--help"]) == 0
     out = capsys.readouterr().out
     section = out[out.index("Commands:"):out.index("The global options")]
-    names = re.findall(r"^  (\w+)\s", section, flags=re.MULTILINE)
+    names = re.findall(r"^  ([\w-]+)\s", section, flags=re.MULTILINE)
     assert tuple(names) == ORDER
     flat = " ".join(section.split())
     for name in ORDER:
