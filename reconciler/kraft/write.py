@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, clip, printable
@@ -231,6 +230,3 @@ def refuse_plaintext_passwords(plan: Plan, cluster: ClusterSpec) -> None:
     if problem is not None:
         raise RefusedError(problem)
 
-
-def audit_path(audit_log: Path | None) -> str | None:
-    return None if audit_log is None else str(audit_log)
