@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from reconciler.backend import AuditFields, Backend
 from reconciler.brokers.admin import BrokerAdminError
 from reconciler.brokers.verify import admin_security
-from reconciler.errors import Diagnostic, ReconcilerError, printable
+from reconciler.errors import ConflictError, Diagnostic, ReconcilerError, printable
 from reconciler.kraft.admin import KraftAdmin
 from reconciler.kraft.passwords import default_audit_log
 from reconciler.kraft.read import read_live, with_applied_passwords
@@ -25,6 +25,7 @@ from reconciler.kraft.write import (
     operations,
     plaintext_password_problem,
     refuse_plaintext_passwords,
+    stale_changes,
     validate,
     write,
 )
@@ -104,6 +105,10 @@ class KraftBackend:
         refuse_plaintext_passwords(plan, cluster)
         ops = operations(plan, resolve_secret)
         with kraft_admin(cluster, root) as admin:
+            stale = stale_changes(admin, plan)
+            if stale:
+                raise ConflictError(f"cluster {plan.cluster}: the cluster changed since the plan was made; nothing was "
+                                    "written: plan again\n  " + "\n  ".join(stale[:20]))
             refused = validate(admin, ops)
             if refused:
                 raise KraftApplyError(f"cluster {plan.cluster}: the cluster refuses the plan (validateOnly); nothing "

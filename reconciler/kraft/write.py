@@ -10,7 +10,8 @@ an error naming the entity and Kafka's message, and nothing is written. Then the
 topic's config needs it: topics created (with their config), partitions added, configs, quotas, SCRAM
 credentials, ACLs, topics deleted. A refusal during the writes stops there and says what was written.
 
-No lock: KRaft's controllers serialise the writes; no versions: a plan applied twice sets the same values
+No lock: KRaft's controllers serialise the writes; no versions: what the plan saw is read again first
+(`stale_changes`, exit 3 when the cluster changed since), and a plan applied twice sets the same values
 (IncrementalAlterConfigs SET/DELETE are idempotent). The audit entry goes to the local audit log only.
 """
 
@@ -21,9 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, clip, printable
-from reconciler.kraft.admin import BROKER, DELETE, SET, TOPIC, KraftAdmin, Refusal
+from reconciler.kraft.admin import (
+    BROKER,
+    DELETE,
+    DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
+    SET,
+    TOPIC,
+    KraftAdmin,
+    Refusal,
+)
 from reconciler.kraft.passwords import fingerprints
-from reconciler.kraft.read import QUOTA_TYPES
+from reconciler.kraft.read import QUOTA_TYPES, dynamic_values
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec, EntityRef, Secret
 from reconciler.plan import Change, EntityPlan, Plan
 from reconciler.secrets.fingerprint import password_key
@@ -157,6 +168,42 @@ def _acls(plan: Plan, ops: Operations) -> None:
         for entry in a.remove:
             ops.acl_deletes.append(ACLFilter(entry.principal, entry.host, ACLOperation[upper(entry.operation)],
                                              ACLPermissionType[upper(entry.permission)], pattern))
+
+
+def stale_changes(admin: KraftAdmin, plan: Plan) -> list[str]:
+    """What changed on the cluster since `plan` was made (KRaft has no znode versions to guard writes with, so
+    the values the plan saw are read again): a key set or removed meanwhile, another value, a topic created or
+    grown meanwhile. Passwords only by presence (their values never come back)."""
+    problems: list[str] = []
+    topics = [e for e in plan.entities if e.ref.entity_type == "topics"]
+    answers = admin.describe_configs(TOPIC, sorted({e.ref.name for e in topics}))
+    for entity in plan.entities:
+        ref = entity.ref
+        if ref.entity_type == "topics":
+            if ref.name not in answers:
+                continue  # created by this very plan (or deleted meanwhile: CreateTopics/validateOnly says)
+            live = dynamic_values(answers[ref.name], DYNAMIC_TOPIC_CONFIG)
+        elif ref.entity_type == "brokers":
+            name = "" if ref.name == DEFAULT_ENTITY else ref.name
+            answer = admin.describe_configs(BROKER, [name], node=int(name) if name else None).get(name, [])
+            live = dynamic_values(answer, DYNAMIC_DEFAULT_BROKER_CONFIG if not name else DYNAMIC_BROKER_CONFIG)
+        else:
+            continue
+        for change in entity.changes:
+            now = live.get(change.key)
+            if change.op == "+" and now is not None:
+                problems.append(f"{ref.display} {change.key}: set meanwhile")
+            elif change.op != "+" and now is None:
+                problems.append(f"{ref.display} {change.key}: removed meanwhile")
+            elif change.op != "+" and not change.sensitive and now != change.before:
+                problems.append(f"{ref.display} {change.key}: changed meanwhile")
+    if plan.topics_to_create or plan.partition_increases:
+        layouts = {str(t.get("name") if "name" in t else t.get("topic")): len(t.get("partitions") or ())
+                   for t in admin.topics() if t.get("error_code", 0) == 0}
+        problems += [f"topic {t.name}: created meanwhile" for t in plan.topics_to_create if t.name in layouts]
+        problems += [f"topic {p.name}: has {layouts.get(p.name, 0)} partitions now, the plan saw {p.current}"
+                     for p in plan.partition_increases if layouts.get(p.name) != p.current]
+    return [printable(line) for line in problems]
 
 
 def _said(refusals: Sequence[Refusal], what: str) -> list[str]:

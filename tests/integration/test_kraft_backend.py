@@ -263,3 +263,33 @@ def test_a_pull_request_cannot_point_a_kraft_cluster_elsewhere(kraft4: KraftClus
         assert attacker.connections == 0 and not attacker.sent
     assert "spec.kraft" in out and "not used by this check" in out
     assert "retention.ms" in out and attacker.address not in err
+
+
+def test_a_plan_made_before_the_cluster_changed_is_refused(kraft4: KraftCluster, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """No znode versions on KRaft: apply reads again what the plan saw, and a value changed meanwhile (here by
+    kafka-python, as kafka-configs.sh would) refuses the whole plan with exit 3, before anything is written."""
+    from kafka.admin import ConfigResource as Resource
+
+    topic = f"stale-{uuid.uuid4().hex[:8]}"
+    root = kraft_repo(tmp_path, kraft4, manifests(topic))
+    assert apply(root, "k1", tmp_path) == 0
+    docs = manifests(topic)
+    docs["brokers.yaml"] = docs["brokers.yaml"].replace('backoff.ms: "20000"', 'backoff.ms: "25000"')
+    docs["topics.yaml"] += "    also-" + topic + ":\n      partitions: 1\n      replicationFactor: 1\n"
+    kraft_repo(tmp_path, kraft4, docs)
+    plan = tmp_path / "plan.json"
+    assert cli(root, "plan", "k1", "--out", str(plan)) == 0
+    client = admin(kraft4.bootstrap)
+    try:
+        client.alter_configs([Resource(ConfigResourceType.BROKER, "1", configs={"log.cleaner.backoff.ms": "30000"})],
+                             raise_on_unknown=False, incremental=True)
+        eventually(lambda: answers(kraft4.bootstrap, topic)["broker"]["log.cleaner.backoff.ms"][0],
+                   lambda v: v == "30000")
+        capsys.readouterr()
+        assert cli(root, "apply", str(plan), "--auto-approve", "--audit-log", str(tmp_path / "audit.jsonl")) == 3
+        err = capsys.readouterr().err
+        assert "changed since the plan was made" in err and "brokers/1 log.cleaner.backoff.ms: changed meanwhile" in err
+        assert f"also-{topic}" not in client.list_topics()  # nothing of the plan written
+    finally:
+        client.close()
