@@ -162,8 +162,8 @@ def zk_client(zk_connect: str) -> Iterator[KazooClient]:
 
 # pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh): the tests sharing one expensive session fixture run on
 # one worker, so each set of JVMs starts once per run; every other test goes to whichever worker is free.
-XDIST_GROUPS = (("kafka", frozenset({"kafka_cluster", "kafka", "kafka_secure"})),
-                ("kraft", frozenset({"kraft4", "kraft39"})),
+# The KRaft nodes share the brokers' worker: one test compares a ZooKeeper-mode cluster with a KRaft one.
+XDIST_GROUPS = (("brokers", frozenset({"kafka_cluster", "kafka", "kafka_secure", "kraft4", "kraft39"})),
                 ("spark", frozenset({"spark"})))
 
 
