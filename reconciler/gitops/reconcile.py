@@ -29,12 +29,21 @@ from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
+from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.policy import live_violations
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.verify.report import VerifyReport
-from reconciler.workflow import ClusterPlan, cluster_client, now_utc, plan_against, read_scope
+from reconciler.workflow import (
+    ClusterPlan,
+    cluster_client,
+    now_utc,
+    plan_against,
+    read_cluster,
+    read_scope,
+    with_diagnostics,
+)
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
 
@@ -135,6 +144,8 @@ class _Runner:
 
     def _reconcile(self, name: str, desired: DesiredState) -> Outcome:
         root = self.source.root
+        if desired.cluster.is_kraft:
+            return self._reconcile_kraft(name, desired)
         with cluster_client(desired.cluster, root) as client:
             entries = read_audit(client, desired.cluster.zookeeper.reconciler_path)
             applied = last_apply(entries)
@@ -153,8 +164,21 @@ class _Runner:
             return replace(self._apply(name, desired, result, drift, client),
                            policy_drift=policy_drift(root, desired, live))
 
+    def _reconcile_kraft(self, name: str, desired: DesiredState) -> Outcome:
+        """A KRaft cluster through its backend (the Admin API: reconciler/backend.py): read, plan with the brokers'
+        own validation (validateOnly), apply. Drift since the last apply is dated from ZooKeeper's audit znodes,
+        which a KRaft cluster does not have: the report says so instead of guessing."""
+        root = self.source.root
+        live = read_cluster(desired, root)
+        result = plan_against(desired, live, root, self.revision)
+        if not result.plan.is_empty and not has_errors(result.diagnostics):
+            result = with_diagnostics(result, KRAFT.check(result.plan, desired, root))
+        drift = DriftReport(name, None, note="drift since the last apply is dated from ZooKeeper's audit trail; a "
+                                             "KRaft cluster has none (the plan above shows every difference)")
+        return replace(self._apply(name, desired, result, drift, None), policy_drift=policy_drift(root, desired, live))
+
     def _apply(self, name: str, desired: DesiredState, result: ClusterPlan, drift: DriftReport,
-               client: KazooClient) -> Outcome:
+               client: KazooClient | None) -> Outcome:
         """Apply the plan within policy, on the session that planned it."""
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
