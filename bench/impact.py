@@ -17,13 +17,19 @@ Per size, each measurement a fresh process (median of --repeat runs, default 1):
   minimal         the same with `impact_floor.run`: "whole" = process start -> first answer (imports, JVM
                   start, manifests, the two queries), "warm" = the second run in the same JVM
   python          pure-Python baseline: "wall" = process start -> counts, "compute" = pyarrow read + dicts
+  Connect client  the same CLI command as a PR check runs it against a warm Spark Connect server
+                  (SPARK_REMOTE; scripts/spark-connect.sh, started once per benchmark with the driver's memory
+                  and warmed by two unmeasured runs per size): wall time of the whole client process (Python,
+                  imports, manifests, the queries on the server); RSS of the client alone (the server's is its
+                  own). Server-side shuffle partitions as local[*]'s
 Spark jobs and stages per run: `SparkContext.statusTracker()`, each run under its own job group: the job ids of
 the group, and the stages of those jobs that ran tasks (stages skipped because a shuffle was reused do not
 count); queries = SQL executions (the session's SQL status store) during the run. Driver and JVM RSS: VmHWM of
 the Python process and of the JVM (its pid asked of the JVM). Every program must give the identical result
 (the counts and per key topics/partitions), or the benchmark exits non-zero.
 Targets (issue 17): warm job <= 1.5 x minimal warm; whole CLI <= 1.3 x minimal whole; 1M -> 5M growth no worse
-than linear (time ratio <= 5); warm job ahead of the Python baseline's compute at 1M.
+than linear (time ratio <= 5); warm job ahead of the Python baseline's compute at 1M. Issue 34: the whole
+Connect client process <= 1.5 x the warm job (same run).
 Fleets come from bench/fleetgen.py, cached under --work (generation is not measured; 5M takes minutes).
 Each size's raw figures are kept in WORK/results.json; --earlier adds the sizes of earlier runs to the report
 (their time on stderr), e.g. `--topics 5000000 --earlier` after a default run.
@@ -46,6 +52,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 PER_CLUSTER = 1000
 TIMEOUT = 1800  # seconds a measured process may take before it counts as failed
+WARM_UP_RUNS = 2  # unmeasured Connect client runs per size before the measured ones (a CI server is warm)
 COUNTS = ("clustersAffected", "brokersAffected", "topicsAffected", "partitionsAffected", "bytesAffected")
 
 
@@ -220,6 +227,7 @@ def prepare_class_archive(work: Path, fleet: Path) -> None:
 def measure_cli(fleet: Path, env: dict[str, str]) -> dict[str, Any]:
     cmd = [str(REPO / ".venv" / "bin" / "reconciler"), "--repo", str(fleet / "manifests"), "impact",
            "--inventory", str(fleet / "inventory"), "--format", "json"]
+    what = "Connect client" if env.get("SPARK_REMOTE") else "project CLI"
     t = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
     rss = TreeRss(proc.pid)
@@ -233,10 +241,35 @@ def measure_cli(fleet: Path, env: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"whole_s": wall, "rss_mb": rss.total()}
     if proc.returncode != 0:
         out["error"] = _reason(stderr)
-        print(f"project CLI failed (exit {proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
+        print(f"{what} failed (exit {proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
         return out
     out["result"] = result_of(json.loads(stdout))
     return out
+
+
+class ConnectServer:
+    """scripts/spark-connect.sh's server for the Connect column: started once (the driver's memory, as the local
+    runs have), stopped at the end; its environment is what a CI job sources from connect.env."""
+
+    def __init__(self, work: Path) -> None:
+        self.dir = work / "connect"
+        memory = os.environ.get("RECONCILER_SPARK_DRIVER_MEMORY", "2g")
+        cmd = ["bash", str(REPO / "scripts" / "spark-connect.sh"), "start", "--dir", str(self.dir), "--memory", memory]
+        started = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+        if started.returncode != 0:
+            sys.exit(f"could not start the Spark Connect server:\n{started.stderr[-3000:]}")
+        pairs = (line.split("=", 1) for line in (self.dir / "connect.env").read_text().splitlines() if "=" in line)
+        self.env = {k: v for k, v in pairs if k in ("SPARK_REMOTE", "RECONCILER_SPARK_UI_URL")}
+        self.warm: set[Path] = set()
+
+    def client_env(self, work: Path) -> dict[str, str]:
+        env = cli_env(work, "") | self.env
+        env.pop("RECONCILER_SPARK_PARTITIONS", None)
+        return env
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(REPO / "scripts" / "spark-connect.sh"), "stop", "--dir", str(self.dir)],
+                       capture_output=True, text=True, cwd=REPO, check=False)
 
 
 def fleet_for(work: Path, topics: int, sizes: bool) -> Path:
@@ -256,14 +289,25 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return sorted(ok, key=lambda r: r["whole_s"])[len(ok) // 2] | {"n": len(runs)}
 
 
-def bench_size(work: Path, fleet: Path, repeat: int, baseline: bool) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {"cli": [], "cli_plain": [], "project": [], "floor": [], "python": []}
+def bench_size(work: Path, fleet: Path, repeat: int, baseline: bool,
+               server: ConnectServer | None = None) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"cli": [], "cli_plain": [], "project": [], "floor": [], "python": [],
+                                             "connect": []}
+    if server is not None and fleet not in server.warm:  # the server's first queries of this size: not measured
+        for n in range(WARM_UP_RUNS):  # the JIT compiles the job's code over the first runs (64 s, 17 s, then 11 s)
+            print(f"  {fleet.name}: warming the Spark Connect server, unmeasured run {n + 1}/{WARM_UP_RUNS}",
+                  file=sys.stderr)
+            measure_cli(fleet, server.client_env(work))
+        server.warm.add(fleet)
     for i in range(repeat):
         for name in runs:
-            if name == "python" and not baseline:
+            if (name == "python" and not baseline) or (name == "connect" and server is None):
                 continue
             load = os.getloadavg()[0]
-            if name.startswith("cli"):
+            if name == "connect":
+                assert server is not None
+                r = measure_cli(fleet, server.client_env(work))
+            elif name.startswith("cli"):
                 r = measure_cli(fleet, cli_env(work, "off" if name == "cli_plain" else ""))
             else:
                 r = measure(name, fleet)
@@ -317,8 +361,9 @@ def _rss(r: dict[str, Any] | None, jvm: bool = True) -> str:
 
 def times_table(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
     lines = ["| topics | affected topics / partitions | project, whole CLI | project job, first | project job, "
-             "warm JVM | minimal, whole | minimal, warm JVM | python wall | python compute | CLI, no archive | load |",
-             "|" + "---:|" * 11]
+             "warm JVM | Connect client, warm server | minimal, whole | minimal, warm JVM | python wall | "
+             "python compute | CLI, no archive | load |",
+             "|" + "---:|" * 12]
     for topics, g in rows:
         r = next((x["result"] for x in g.values() if "result" in x), None)
         affected = "–" if r is None else f"{r['topicsAffected']:,} / {r['partitionsAffected']:,}"
@@ -326,19 +371,20 @@ def times_table(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
         p, f, b = g["project"], g["floor"], g.get("python")
         lines.append(
             f"| {topics:,} | {affected} | {_s(g['cli'], 'whole_s')} | {_s(p, 'cold', 's')} | {_s(p, 'warm', 's')} | "
-            f"{_s(f, 'whole_s')} | {_s(f, 'warm', 's')} | {_s(b, 'whole_s')} | {_s(b, 'compute_s')} | "
+            f"{_s(g.get('connect'), 'whole_s')} | {_s(f, 'whole_s')} | {_s(f, 'warm', 's')} | {_s(b, 'whole_s')} | "
+            f"{_s(b, 'compute_s')} | "
             f"{_s(g.get('cli_plain'), 'whole_s')} | {min(loads):.1f}–{max(loads):.1f} |")
     return lines
 
 
 def plan_table(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
     lines = ["| topics | project queries / jobs / stages per run | minimal queries / jobs / stages per run | "
-             "CLI RSS (tree) | project RSS driver + JVM | minimal RSS driver + JVM | python RSS |",
-             "|" + "---:|" * 7]
+             "CLI RSS (tree) | Connect client RSS | project RSS driver + JVM | minimal RSS driver + JVM | python RSS |",
+             "|" + "---:|" * 8]
     for topics, g in rows:
         p, f, b = g["project"], g["floor"], g.get("python")
-        lines.append(f"| {topics:,} | {_plan(p)} | {_plan(f)} | {g['cli']['rss_mb']:.0f} MiB | {_rss(p)} | "
-                     f"{_rss(f)} | {_rss(b, jvm=False)} |")
+        lines.append(f"| {topics:,} | {_plan(p)} | {_plan(f)} | {g['cli']['rss_mb']:.0f} MiB | "
+                     f"{_rss(g.get('connect'), jvm=False)} | {_rss(p)} | {_rss(f)} | {_rss(b, jvm=False)} |")
     return lines
 
 
@@ -374,6 +420,9 @@ def targets(rows: list[tuple[int, dict[str, Any]]]) -> list[str]:
         if g.get("cli_plain"):
             lines.append(_ratio("(context) whole CLI without the class archive ÷ minimal whole", topics,
                                 _get(g["cli_plain"], "whole_s"), _get(f, "whole_s"), lambda x: x <= 1.3))
+        if g.get("connect"):
+            lines.append(_ratio("Connect client (whole process) ÷ warm job ≤ 1.5 (issue 34)", topics,
+                                _get(g["connect"], "whole_s"), _get(p, "warm", "s"), lambda x: x <= 1.5))
         if b is not None:
             lines.append(_ratio("warm job ÷ python compute < 1", topics, _get(p, "warm", "s"), _get(b, "compute_s"),
                                 lambda x: x < 1, "" if topics == 1_000_000 else " (the target is at 1M)"))
@@ -399,10 +448,11 @@ def report(rows: list[tuple[int, dict[str, Any]]]) -> str:
     out = ["Times (median of the runs; \"whole\" = process start to the answer; load = 1-minute load average "
            f"before each measurement, {os.cpu_count()} cores):", "", *times_table(rows), "",
            "Plan and memory (per run; \"first\" shown when the first run differs from the warm one):", "",
-           *plan_table(rows), "", "Targets of issue 17:", "", *targets(rows), "",
+           *plan_table(rows), "", "Targets of issues 17 and 34:", "", *targets(rows), "",
            *failures(rows), *([""] if failures(rows) else []),
            "Results identical in every run that finished: project CLI, project job (both runs), minimal program "
-           "(both runs)" + (", pure Python" if all(g.get("python") for _, g in rows) else "") + "."]
+           "(both runs)" + (", Connect client" if all(g.get("connect") for _, g in rows) else "")
+           + (", pure Python" if all(g.get("python") for _, g in rows) else "") + "."]
     return "\n".join(out)
 
 
@@ -414,6 +464,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".local" / "bench-impact")
     parser.add_argument("--sizes", action="store_true", help="inventories with partition sizes (bytes)")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-connect", action="store_true", help="without the Spark Connect column")
     parser.add_argument("--earlier", action="store_true",
                         help="also report the sizes measured by earlier runs (WORK/results.json), e.g. 1M beside 5M")
     parser.add_argument("--one", nargs=2, metavar=("ENGINE", "FLEET"), help=argparse.SUPPRESS)
@@ -424,12 +475,17 @@ def main() -> int:
         print(json.dumps(one(args.one[0], Path(args.one[1]), started)))
         return 0
     rows = []
-    for topics in args.topics:
-        fleet = fleet_for(args.work, topics, args.sizes)
-        prepare_class_archive(args.work, fleet)
-        rows.append((topics, bench_size(args.work, fleet, args.repeat, not args.no_baseline)))
-        save(args.work, rows[-1], args.sizes)
-        print(report(rows), file=sys.stderr)  # partial results survive a later failure
+    fleets = [fleet_for(args.work, topics, args.sizes) for topics in args.topics]
+    server = None if args.no_connect else ConnectServer(args.work)
+    try:
+        for topics, fleet in zip(args.topics, fleets, strict=True):
+            prepare_class_archive(args.work, fleet)
+            rows.append((topics, bench_size(args.work, fleet, args.repeat, not args.no_baseline, server)))
+            save(args.work, rows[-1], args.sizes)
+            print(report(rows), file=sys.stderr)  # partial results survive a later failure
+    finally:
+        if server is not None:
+            server.stop()
     if args.earlier:
         rows = earlier(args.work, rows, args.sizes)
     print(report(rows))

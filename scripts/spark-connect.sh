@@ -136,7 +136,7 @@ cmd_start() {
   esac
   mkdir -p "$DIR/local"
   cat >"$DIR/log4j2.properties" <<'EOF'
-# Spark Connect server (scripts/spark-connect.sh): warnings and errors, and the server's own start line
+# Spark Connect server (scripts/spark-connect.sh): warnings and errors, and the server's start and stop lines
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
@@ -144,7 +144,7 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.connect.name = org.apache.spark.sql.connect.service
+logger.connect.name = org.apache.spark.sql.connect.service.SparkConnectServer
 logger.connect.level = info
 EOF
   : >"$DIR/connect.log"

@@ -8,8 +8,10 @@ A Spark Connect session has no status tracker on the client: its progress comes 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -33,42 +35,61 @@ def _poll(tracker: Any, seen: dict[int, tuple[int, int]]) -> tuple[int, int]:
     return sum(c for c, _ in seen.values()), sum(t for _, t in seen.values())
 
 
-def _poller(spark: SparkSession, master: str | None) -> Callable[[], tuple[int, int]] | None:
-    """(completed, total) tasks so far, from the status tracker or the Connect server's UI; None: neither."""
-    if hasattr(spark, "_jsparkSession"):  # classic
-        tracker = spark.sparkContext.statusTracker()
-        seen: dict[int, tuple[int, int]] = {}
-        return lambda: _poll(tracker, seen)
-    if master is not None and is_remote(master):
-        from reconciler.impact.uistatus import for_session
+def _classic_poller(spark: SparkSession) -> Callable[[], tuple[int, int]]:
+    tracker = spark.sparkContext.statusTracker()
+    seen: dict[int, tuple[int, int]] = {}
+    return lambda: _poll(tracker, seen)
 
-        status = for_session(spark, master)
-        return None if status is None else status.tasks
-    return None
+
+@contextmanager
+def _connect_poller(spark: SparkSession, master: str) -> Iterator[Callable[[], tuple[int, int]] | None]:
+    """(completed, total) tasks of the jobs this block's operations run, from the Connect server's UI: they are
+    tagged for the block (a tag of its own, so earlier jobs and other clients' never count)."""
+    from reconciler.impact.uistatus import for_tag
+
+    tag = f"reconciler-progress-{uuid.uuid4().hex}"
+    status = for_tag(spark, master, tag)
+    if status is None:
+        yield None
+        return
+    spark.addTag(tag)
+    try:
+        yield status.tasks
+    finally:
+        spark.removeTag(tag)
 
 
 @contextmanager
 def spark_progress(spark: SparkSession, phase: Phase, master: str | None = None) -> Iterator[None]:
-    poll = _poller(spark, master)
-    if poll is None:
-        yield
-        return
-    stop = threading.Event()
+    with contextlib.ExitStack() as stack:
+        if hasattr(spark, "_jsparkSession"):  # classic
+            poll: Callable[[], tuple[int, int]] | None = _classic_poller(spark)
+        elif master is not None and is_remote(master):
+            poll = stack.enter_context(_connect_poller(spark, master))
+        else:
+            poll = None
+        if poll is None:
+            yield
+            return
+        stop = threading.Event()
+        thread = threading.Thread(target=_run, args=(poll, phase, stop), name="spark-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=2 * POLL_SECONDS)  # a poll waiting on a slow UI ends on its own, silently
 
-    def run() -> None:
-        while not stop.wait(POLL_SECONDS):
-            try:
-                completed, total = poll()
-            except (OSError, ValueError) as exc:  # the UI stopped answering: the progress ends, the run does not
-                log.info("Spark stage progress stopped: %s", exc)
-                return
-            if total:
-                phase.update(completed, total)
 
-    thread = threading.Thread(target=run, name="spark-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+def _run(poll: Callable[[], tuple[int, int]], phase: Phase, stop: threading.Event) -> None:
+    failed = False
+    while not stop.wait(POLL_SECONDS):
+        try:
+            completed, total = poll()
+        except (OSError, ValueError) as exc:  # a busy or cold UI answering late: this poll is lost, not the run
+            if not failed:
+                log.info("Spark stage progress: the server's UI did not answer (%s); trying on", exc)
+            failed = True
+            continue
+        if total and not stop.is_set():
+            phase.update(completed, total)

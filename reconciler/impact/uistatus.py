@@ -2,12 +2,13 @@
 
 A Connect client has no SparkContext and no status tracker; the server's UI says the same things over HTTP:
 `/api/v1/applications` names the server's application, `/applications/ID/jobs` lists its jobs with their
-task counts and job tags. Spark Connect tags every job of an operation with the session it came from
-(`SparkConnect_OperationTag_User_<user>_Session_<session id>_Operation_<id>`, Spark's `ExecuteHolder`), so
-a server shared by a fleet of CI runs reports to each run its own jobs only. Completed tasks (and those
-skipped for a reused shuffle) of all tasks of those jobs reach the phase, as the status tracker's do on a
-classic session. When the UI does not answer (disabled, another port, not allowed), the progress is left
-out and a `-v` line says so; the run is the same.
+task counts and job tags. The phase tags its session's operations (`SparkSession.addTag`), and Spark Connect
+puts that tag, with the session's id, on every job they run (`SparkConnect_SessionTag_User_<user>_Session_
+<session id>_Tag_<tag>`, Spark's `ExecuteHolder`), so a server shared by a fleet of CI runs reports to each
+run the jobs of its own phase only. Completed tasks (and those skipped for a reused shuffle) of all tasks of
+those jobs reach the phase, as the status tracker's do on a classic session. A UI that does not answer (a
+cold server's first REST request takes seconds; disabled, another port, not allowed) costs the progress,
+never the run: polls that fail are skipped, and `-v` says so.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ import urllib.request
 from typing import Any
 
 log = logging.getLogger(__name__)
-TIMEOUT_S = 2.0
+TIMEOUT_S = 5.0  # a poll waits this long at most (on its own thread: the run never waits for it)
 MAX_BYTES = 32 * 1024 * 1024  # a server keeps spark.ui.retainedJobs (1,000) jobs: their JSON is a few MB
 
 
 class UiStatus:
     """The jobs of one Connect session, as the server's UI reports them."""
 
-    def __init__(self, base: str, session_id: str) -> None:
+    def __init__(self, base: str, marker: str) -> None:
         self.base = base.rstrip("/")
-        self.marker = f"_Session_{session_id}_"
+        self.marker = marker  # in a job tag of every job this status counts
         self._app: str | None = None
 
     def _get(self, path: str) -> Any:
@@ -43,33 +44,31 @@ class UiStatus:
         return self._app
 
     def jobs(self) -> list[dict[str, Any]]:
-        """This session's jobs (every status), newest first."""
+        """The jobs with the marker in a tag (every status), newest first."""
         return [j for j in self._get(f"applications/{self.app_id()}/jobs")
                 if any(self.marker in tag for tag in j.get("jobTags", ()))]
 
     def tasks(self) -> tuple[int, int]:
-        """(completed or skipped, total) tasks over this session's jobs."""
+        """(completed or skipped, total) tasks over the marked jobs."""
         jobs = self.jobs()
         done = sum(int(j.get("numCompletedTasks", 0)) + int(j.get("numSkippedTasks", 0)) for j in jobs)
         return done, sum(int(j.get("numTasks", 0)) for j in jobs)
 
-    def stages(self, job_ids: set[int] | None = None) -> dict[str, int]:
-        """Jobs and the stages that ran tasks (skipped ones not counted) of this session (or of `job_ids`)."""
-        jobs = [j for j in self.jobs() if job_ids is None or j["jobId"] in job_ids]
+    def stages(self) -> dict[str, int]:
+        """The marked jobs and their stages that ran tasks (skipped ones not counted)."""
+        jobs = self.jobs()
         ran = sum(len(j.get("stageIds", ())) - int(j.get("numSkippedStages", 0)) for j in jobs)
         return {"jobs": len(jobs), "stages": ran}
 
 
-def for_session(spark: Any, master: str) -> UiStatus | None:
-    """The UI of the Connect server `master` that `spark` is a session of (None, said with -v, when it cannot
-    be asked)."""
+def for_tag(spark: Any, master: str, tag: str) -> UiStatus | None:
+    """The UI of the Connect server `master` for the jobs of `spark`'s operations tagged `tag` (None, said with
+    -v, when the UI's address is not one to ask)."""
     from reconciler.errors import ReconcilerError
     from reconciler.impact.connect import parse_remote, ui_url
 
     try:
-        status = UiStatus(ui_url(parse_remote(master)), spark.session_id)
-        status.app_id()
-    except (OSError, ValueError, KeyError, AttributeError, ReconcilerError) as exc:
-        log.info("Spark Connect: no stage progress (the server's UI REST API cannot be asked: %s)", exc)
+        return UiStatus(ui_url(parse_remote(master)), f"_Session_{spark.session_id}_Tag_{tag}")
+    except (ValueError, AttributeError, ReconcilerError) as exc:
+        log.info("Spark Connect: no stage progress (the server's UI cannot be asked: %s)", exc)
         return None
-    return status

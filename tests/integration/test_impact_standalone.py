@@ -80,7 +80,9 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     assert not cluster.executors()
 
 
-def test_same_json_on_a_standalone_cluster(spark: Any, standalone: Cluster, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def fleet(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """A synthetic fleet (bench/fleetgen.py: 12 clusters x 30 topics) and its JSON report from local Spark."""
     sys.path.insert(0, str(REPO / "bench"))
     import fleetgen  # the synthetic fleet: inventory and the changed manifests
 
@@ -88,31 +90,79 @@ def test_same_json_on_a_standalone_cluster(spark: Any, standalone: Cluster, tmp_
     from reconciler.impact.report import render_json
     from reconciler.impact.run import ImpactOptions, run_impact
 
-    inventory, manifests = tmp_path / "inventory", tmp_path / "manifests"
+    base = tmp_path_factory.mktemp("standalone-fleet")
+    inventory, manifests = base / "inventory", base / "manifests"
     fleetgen.generate(spark, 12, 30, inventory, seed=3, sizes=True, files=2)
     write_meta(inventory, (fleetgen.name(i) for i in range(12)), "fleetgen", True)
     fleetgen.write_manifests(manifests, 12)
     local = render_json(run_impact(ImpactOptions(repo=manifests, inventory=inventory)))
     assert json.loads(local)["topicsAffected"] > 0
+    return manifests, inventory, local
 
-    env = {**os.environ, "RECONCILER_SPARK_EXECUTOR_MEMORY": "512m", "RECONCILER_SPARK_DRIVER_MEMORY": "512m"}
+
+def _impact(manifests: Path, inventory: Path, *flags: str, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RECONCILER_SPARK_EXECUTOR_MEMORY": "512m", "RECONCILER_SPARK_DRIVER_MEMORY": "512m",
+           **(env or {})}
     env.pop("SPARK_HOME", None)
-    proc = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "reconciler", "--repo", str(manifests), "impact", "--inventory", str(inventory),
-         "--master", standalone.url, "--format", "json"],
+         *flags, "--format", "json"],
         capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False,
     )
+
+
+def _apps(standalone: Cluster) -> list[set[str]]:
+    """Per worker, the applications that ran executors on it (their work directories)."""
+    return [{p.name for p in (standalone.dir / f"work-{i}").glob("app-*")} for i in range(1, WORKERS + 1)]
+
+
+def _only_phases(stderr: str) -> None:
+    """Off a terminal: one line per phase, and none of Spark's start-up chatter without -v."""
+    phases = [line for line in stderr.splitlines() if "impact: " in line]
+    assert [p.split("impact: ", 1)[1].split(" ")[0] for p in phases] == [
+        "clusters", "start", "before", "effective"], stderr[-4000:]
+    assert "log4j" not in stderr and " WARN " not in stderr, stderr[-4000:]
+    assert [line for line in stderr.splitlines() if "impact: " not in line] == [], stderr[-4000:]
+
+
+def test_same_json_on_a_standalone_cluster(standalone: Cluster, fleet: tuple[Path, Path, str]) -> None:
+    manifests, inventory, local = fleet
+    proc = _impact(manifests, inventory, "--master", standalone.url)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout == local  # stdout is only the report: Spark's logs went to stderr
     # the job ran on both workers: each has the application's work directory (its executor's logs)
-    apps = [{p.name for p in (standalone.dir / f"work-{i}").glob("app-*")} for i in range(1, WORKERS + 1)]
+    apps = _apps(standalone)
     assert all(apps) and len(set.union(*apps)) == 1, apps
-    # off a terminal: one line per phase, and none of Spark's start-up chatter without -v
-    phases = [line for line in proc.stderr.splitlines() if "impact: " in line]
-    assert [p.split("impact: ", 1)[1].split(" ")[0] for p in phases] == [
-        "clusters", "start", "before", "effective"], proc.stderr[-4000:]
-    assert "log4j" not in proc.stderr and " WARN " not in proc.stderr, proc.stderr[-4000:]
-    assert [line for line in proc.stderr.splitlines() if "impact: " not in line] == [], proc.stderr[-4000:]
+    _only_phases(proc.stderr)
+
+
+def test_same_json_through_spark_connect_in_front_of_the_cluster(
+        standalone: Cluster, fleet: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """scripts/spark-connect.sh --master spark://...: the Connect server is the cluster's driver; the client
+    (SPARK_REMOTE) runs no JVM and prints the same report; the job's tasks ran on both workers."""
+    manifests, inventory, local = fleet
+    script = REPO / "scripts" / "spark-connect.sh"
+    env = {**os.environ, "PYTHON": sys.executable, "RECONCILER_SPARK_EXECUTOR_MEMORY": "512m"}
+    before = set.union(*_apps(standalone))
+    started = subprocess.run(["bash", str(script), "start", "--dir", str(tmp_path), "--master", standalone.url,
+                              "--memory", "1g"], capture_output=True, text=True, timeout=300, env=env, check=False)
+    try:
+        assert started.returncode == 0, started.stderr[-4000:]
+        remote = started.stdout.strip()
+        assert remote.startswith("sc://127.0.0.1:")
+        proc = _impact(manifests, inventory, env={"SPARK_REMOTE": remote})
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        assert proc.stdout == local
+        _only_phases(proc.stderr)
+        assert f"start Spark ({remote})" in proc.stderr
+        # the server's application ran executors on both workers
+        server_app = [a - before for a in _apps(standalone)]
+        assert all(server_app) and len(set.union(*server_app)) == 1, server_app
+    finally:
+        stopped = subprocess.run(["bash", str(script), "stop", "--dir", str(tmp_path)], capture_output=True,
+                                 text=True, timeout=120, env=env, check=False)
+    assert stopped.returncode == 0, stopped.stderr[-4000:]
 
 
 def test_start_is_idempotent_and_replaces_a_lost_worker(standalone: Cluster) -> None:
