@@ -167,6 +167,7 @@ XDIST_GROUPS = (("brokers", frozenset({"kafka_cluster", "kafka", "kafka_secure",
                 ("spark", frozenset({"spark"})))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the group into the test's id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests using a ZooKeeper fixture get the `zk` marker, so `-m "not zk"` deselects them; tests of one
     expensive session fixture get its xdist group."""
