@@ -209,6 +209,8 @@ class Plan:
     revision: str | None = None
     created_at: str | None = None  # ISO-8601 UTC; excluded from the plan id
     kafka_version: str | None = None
+    # "kraft": applied through the Admin API (no znodes, so no versions to show); in JSON only then
+    backend: str = "zookeeper"
     format_version: int = FORMAT_VERSION
     plan_id: str = field(default="")
 
@@ -377,6 +379,7 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
         "formatVersion": plan.format_version,
         "cluster": plan.cluster,
         "kafkaVersion": plan.kafka_version,
+        **({"backend": plan.backend} if plan.backend != "zookeeper" else {}),
         "revision": plan.revision,
         "createdAt": plan.created_at,
         "entities": [
@@ -437,6 +440,7 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
         plan_id=raw.get("planId", ""),
         cluster=raw["cluster"],
         kafka_version=raw.get("kafkaVersion"),
+        backend=str(raw.get("backend", "zookeeper")),
         revision=raw.get("revision"),
         created_at=raw.get("createdAt"),
         entities=tuple(

@@ -85,6 +85,7 @@ def build_plan(
         revision=revision if revision is not None else desired.revision,
         created_at=created_at,
         kafka_version=desired.cluster.kafka_version,
+        backend="kraft" if desired.cluster.is_kraft else "zookeeper",
     )
     return plan.with_id() if with_id else plan, [*topics.diagnostics, *deletion_problems, *differ.diagnostics]
 

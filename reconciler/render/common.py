@@ -112,7 +112,10 @@ def entity_symbol(e: EntityPlan) -> str:
     return "-" if e.delete_entity else "+" if e.base_version is None else "~"
 
 
-def entity_note(e: EntityPlan) -> str:
+def entity_note(e: EntityPlan, kraft: bool = False) -> str:
+    """ZooKeeper: the znode and the version apply guards with; KRaft has neither (the Admin API backend)."""
+    if kraft:
+        return "no key left" if e.delete_entity else "new" if e.base_version is None else "exists"
     if e.delete_entity:
         return "znode deleted: no config left"
     return "new znode" if e.base_version is None else f"znode version {e.base_version}"
@@ -194,9 +197,12 @@ def acl_symbol(a: AclPlan) -> str:
     return "-" if not a.after else "+" if a.base_version is None else "~"
 
 
-def acl_note(a: AclPlan) -> str:
+def acl_note(a: AclPlan, kraft: bool = False) -> str:
+    pruned = " (policy.pruneAcls)" if a.pruned else ""
+    if kraft:
+        return ("no entries left" + pruned) if not a.after else "new" if a.base_version is None else "exists"
     if not a.after:
-        return "znode deleted: no entries left" + (" (policy.pruneAcls)" if a.pruned else "")
+        return "znode deleted: no entries left" + pruned
     return "new znode" if a.base_version is None else f"znode version {a.base_version}"
 
 

@@ -88,6 +88,7 @@ def _change_lines(c: Change) -> list[str]:
 
 def _diff(plan: Plan) -> list[_Line]:
     lines: list[_Line] = []
+    kraft = plan.backend == "kraft"  # no znodes to name
     if plan.topics_to_delete:
         lines.append(("@@ topics to DELETE @@", 0))
     for gone in plan.topics_to_delete:
@@ -95,14 +96,14 @@ def _diff(plan: Plan) -> list[_Line]:
                       f"{gone.replication_factor}  # policy.deleteTopics {gone.matched}", 1))
     for a in plan.acls:  # who gains or loses access, before config
         src = source(a.source)
-        lines.append((f"@@ {acl_symbol(a)} acl {a.resource.display} ({acl_note(a)}) @@" + (f"  # {src}" if src else ""),
-                      0))
+        head = f"@@ {acl_symbol(a)} acl {a.resource.display} ({acl_note(a, kraft)}) @@"
+        lines.append((head + (f"  # {src}" if src else ""), 0))
         entries = acl_lines(a)
         for i, (_, text) in enumerate(entries):
             lost = text.startswith("- Allow") or text.startswith("+ Deny")
             lines.append((text + ("  # access LOST" if lost else ""), 1 if i == len(entries) - 1 else 0))
     for e in plan.entities:
-        lines.append((f"@@ {entity_symbol(e)} {e.ref.display} ({entity_note(e)}) @@", 0))
+        lines.append((f"@@ {entity_symbol(e)} {e.ref.display} ({entity_note(e, kraft)}) @@", 0))
         for c in e.changes:
             block = _change_lines(c)
             lines.extend((text, 0) for text in block[:-1])

@@ -64,6 +64,7 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     details = header_details(plan)
     out.add(f"Cluster {plan.cluster}" + (f"  ({details})" if details else ""), "heading")
     out.add()
+    kraft = plan.backend == "kraft"  # no znodes to name
     for gone in plan.topics_to_delete:  # first: what loses data
         out.add(f"  - topic {gone.name} ({gone.partitions} partitions) will be DELETED "
                 f"(policy.deleteTopics {gone.matched!r})", _OP_STYLE["-"])
@@ -71,7 +72,7 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
     for a in plan.acls:  # next: who gains or loses access
         symbol = acl_symbol(a)
         src = source(a.source)
-        out.add(f"  {symbol} acl {a.resource.display}  ({acl_note(a)})" + (f"  ({src})" if src else ""),
+        out.add(f"  {symbol} acl {a.resource.display}  ({acl_note(a, kraft)})" + (f"  ({src})" if src else ""),
                 _OP_STYLE[symbol])
         for op, text in acl_lines(a):
             out.add(f"      {text}", _OP_STYLE[op])
@@ -79,7 +80,7 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
             out.add(f"          [{a.risk}: {'; '.join(a.reasons)}]", _RISK_STYLE.get(a.risk))
     for e in plan.entities:
         symbol = entity_symbol(e)
-        out.add(f"  {symbol} {e.ref.display}  ({entity_note(e)})", _OP_STYLE[symbol])
+        out.add(f"  {symbol} {e.ref.display}  ({entity_note(e, kraft)})", _OP_STYLE[symbol])
         for c in e.changes:
             _change(out, c)
     for t in plan.topics_to_create:
