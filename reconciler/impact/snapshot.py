@@ -1,4 +1,5 @@
-"""`reconciler snapshot`: read each cluster's live state from ZooKeeper into the Parquet inventory.
+"""`reconciler snapshot`: read each cluster's live state (ZooKeeper, or a KRaft cluster's Admin API) into the
+Parquet inventory.
 
 Clusters are read in parallel (a thread pool, one ZooKeeper client per cluster; the reads are pipelined and
 spend their time waiting on the network). The static server.properties come from the manifests. Optional
@@ -29,9 +30,17 @@ Reader = Callable[[DesiredState], LiveState]
 
 
 def read_live(desired: DesiredState, root: Path) -> LiveState:
-    """Everything of one cluster: all entity types, brokers and topics (one client, closed after)."""
+    """Everything of one cluster: all entity types, brokers and topics (one client, closed after); a KRaft
+    cluster through its Admin API (kraft/read.py)."""
     from reconciler.workflow import cluster_client
     from reconciler.zk.read import ReadScope, read_live_state
+
+    if desired.cluster.is_kraft:
+        from reconciler.kraft.backend import kraft_admin
+        from reconciler.kraft.read import read_live as read_kraft
+
+        with kraft_admin(desired.cluster, root) as admin:
+            return read_kraft(admin, desired.cluster.name)  # every entity type
 
     with cluster_client(desired.cluster, root) as client:
         return read_live_state(client, desired.cluster.name, ReadScope())

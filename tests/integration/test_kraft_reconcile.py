@@ -35,3 +35,26 @@ def test_reconcile_applies_a_kraft_cluster_then_finds_it_in_sync(kraft4: KraftCl
     (cluster,) = json.loads(out)["clusters"]
     assert code == 0 and cluster["status"] == "in-sync", err
     assert "KRaft cluster has none" in cluster["drift"]["note"]
+
+
+def test_snapshot_rows_of_a_kraft_cluster_come_from_its_admin_api(kraft4: KraftCluster, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`snapshot` / `impact` read a KRaft cluster through its Admin API (every entity type), not ZooKeeper."""
+    from reconciler.impact.snapshot import collect_rows
+    from reconciler.workflow import load_desired
+
+    repo = make_repo(tmp_path / "manifests")
+    root = Path(repo.working_tree_dir or ".")
+    topic = f"sk-{uuid.uuid4().hex[:8]}"
+    files = {f"clusters/ks/{name}": text for name, text in manifests(topic).items()}
+    files["clusters/ks/cluster.yaml"] = KRAFT_CLUSTER.format(name="ks", version="4.1", bootstrap=kraft4.bootstrap,
+                                                             extra="")
+    commit(repo, "a KRaft cluster", files)
+    code, _, err = invoke(capsys, "--repo", str(root), "apply", "ks", "--auto-approve")
+    assert code == 0, err
+    states, _ = load_desired(root, ["ks"])
+    rows = collect_rows(states, root)
+    assert ("ks", topic, 2, 1) in rows["topics"]
+    assert ("ks", "topics", topic, "retention.ms", "86400000") in rows["configs"]
+    assert ("ks", "users", "kraft-alice", "producer_byte_rate", "1048576") in rows["configs"]
+    assert [b[1] for b in rows["brokers"]] == [1]
