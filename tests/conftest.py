@@ -164,7 +164,8 @@ def zk_client(zk_connect: str) -> Iterator[KazooClient]:
 # one worker, so each set of JVMs starts once per run; every other test goes to whichever worker is free.
 # The KRaft nodes share the brokers' worker: one test compares a ZooKeeper-mode cluster with a KRaft one.
 XDIST_GROUPS = (("brokers", frozenset({"kafka_cluster", "kafka", "kafka_secure", "kraft4", "kraft39"})),
-                ("spark", frozenset({"spark"})))
+                # the Connect server and the standalone cluster: their modules compare with the local session
+                ("spark", frozenset({"spark", "connect_server", "standalone"})))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the group into the test's id
