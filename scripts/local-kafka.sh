@@ -44,7 +44,11 @@ case "$CMD" in start|stop|status) ;; *) usage ;; esac
 ENV_FILE="$DIR/cluster.env"
 
 port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
-alive() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
+  local state
+  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
 # The pid of broker $1 if it is alive and is that broker (its cmdline names its server.properties).
 broker_pid() {
   local pidfile="$DIR/broker-$1/kafka.pid" pid
