@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reconciler.errors import ReconcilerError
@@ -77,6 +77,46 @@ def _clusters_prefix(repo: Any, repo_root: Path) -> str | None:
         return (repo_root.resolve() / "clusters").relative_to(top).as_posix()
     except ValueError:
         return None
+
+
+def policies_changed(repo_root: Path, base_rev: str) -> bool:
+    """Whether a policy file (clusters/policies.yaml, clusters/<c>/policies.yaml) differs from `base_rev`."""
+    from reconciler.manifests.repo import POLICY_FILE
+
+    files = assessed_change(repo_root, base_rev).get("files") or []
+    return any(PurePosixPath(f).name == POLICY_FILE for f in files)
+
+
+def write_base_policies(repo_root: Path, base_rev: str, dest: Path) -> bool:
+    """The policy files (clusters/policies.yaml, clusters/<c>/policies.yaml, regular blobs only) of the merge base
+    with `base_rev` under `dest/clusters/`, so `dest` is a manifests root for `load_policies`. False outside git."""
+    import git
+
+    from reconciler.manifests.repo import POLICY_FILE
+
+    try:
+        repo = git.Repo(repo_root, search_parent_directories=True)
+        base = repo.commit(base_rev)
+        bases = repo.merge_base(base, repo.head.commit)
+    except (git.GitError, ValueError) as exc:
+        raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
+    prefix = _clusters_prefix(repo, repo_root)
+    if prefix is None:
+        return False
+    commit = bases[0] if bases else base
+    try:
+        clusters = commit.tree / prefix
+    except KeyError:
+        return True  # no clusters/ at the base: no policies
+    blobs = [b for b in clusters.blobs if b.name == POLICY_FILE]
+    blobs += [b for t in clusters.trees for b in t.blobs if b.name == POLICY_FILE]
+    for blob in blobs:
+        if blob.mode == 0o120000:  # a link never chooses which policies judge (manifests/policy.py)
+            continue
+        target = dest / "clusters" / PurePosixPath(blob.path).relative_to(prefix)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.data_stream.read())
+    return True
 
 
 def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> dict[str, Any]:

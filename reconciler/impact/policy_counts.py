@@ -288,15 +288,23 @@ def policy_markdown(section: dict[str, Any] | None, cell: Any = str) -> list[str
 
 
 def fleet_policy_counts(spark: SparkSession, inv: Inventory, after: AfterRows, states: Mapping[str, Any],
-                        repo: Any) -> dict[str, Any] | None:
+                        repo: Any, base: Any = None) -> dict[str, Any] | None:
     """What `run_impact` adds to the summary as `policy`: the policies of the manifests at `repo` over the
-    assessed clusters (`states`: their labels), or None when the repository has none."""
+    assessed clusters (`states`: their labels), or None when the repository has none. `base`: a manifests root
+    holding the policy files of `--git-base` (impact/gitbase.py); when the branch changes the policies, the
+    section is `policy_change_counts` (what the edit newly flags or clears across the fleet)."""
     from reconciler.manifests.policy import load_policies, today
 
     policies, problems = load_policies(repo)
-    if not policies or any(d.severity == "error" for d in problems):
+    if any(d.severity == "error" for d in problems):
         return None
     labels = {name: dict(state.cluster.labels) for name, state in states.items()}
+    if base is not None:
+        before, base_problems = load_policies(base)
+        if before != policies and not any(d.severity == "error" for d in base_problems):
+            return policy_change_counts(spark, inv, after, labels, before, policies, today())
+    if not policies:
+        return None
     return policy_counts(spark, inv, after, labels, policies, today())
 
 

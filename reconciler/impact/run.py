@@ -34,12 +34,14 @@ class ImpactOptions:
 
 def select_states(opts: ImpactOptions) -> dict[str, DesiredState]:
     """Validated desired states of the clusters to assess (all, those named, or those changed since REV)."""
-    from reconciler.impact.gitbase import changed_clusters
+    from reconciler.impact.gitbase import changed_clusters, policies_changed
     from reconciler.workflow import load_desired
 
     states, _ = load_desired(opts.repo, opts.clusters)
     if opts.git_base is not None:
         changed = changed_clusters(opts.repo, opts.git_base, states)
+        if policies_changed(opts.repo, opts.git_base):  # a policy edit concerns every cluster it may select
+            changed = set(states)
         log.info("clusters changed since %s: %s", opts.git_base, ", ".join(sorted(changed)) or "none")
         states = {name: state for name, state in states.items() if name in changed}
     return states
@@ -92,7 +94,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 spark_progress(spark, phase, opts.master):
             changes = compute_changes(spark, inv, after, full=opts.full)
             summary = summarize(spark, changes)
-            if (policy := fleet_policy_counts(spark, inv, after, states, opts.repo)) is not None:
+            base = _base_policies(opts, tmp)
+            if (policy := fleet_policy_counts(spark, inv, after, states, opts.repo, base)) is not None:
                 summary["policy"] = policy  # kind Policy over every topic after the change (policy_counts)
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
@@ -105,6 +108,18 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 phase.done("report.md, report.json, report.html, Parquet details")
     log.info("impact of %d cluster(s) computed in %.1fs", len(states), time.monotonic() - started)
     return summary
+
+
+def _base_policies(opts: ImpactOptions, tmp: Path) -> Path | None:
+    """With --git-base: a manifests root holding the base's policy files (what the branch's policy edits are
+    compared with), else None."""
+    from reconciler.impact.gitbase import write_base_policies
+
+    if opts.git_base is None:
+        return None
+    root = tmp / "base-policies"
+    root.mkdir()
+    return root if write_base_policies(opts.repo, opts.git_base, root) else None
 
 
 def _before(spark: Any, opts: ImpactOptions, states: dict[str, DesiredState], tmp: Path) -> tuple[Path, str]:

@@ -140,3 +140,27 @@ def test_run_impact_adds_the_access_and_policy_sections(spark: Any, tmp_path: Pa
     assert (c1["entriesAdded"], c1["entriesRemoved"], c1["principalsLosingAccess"]) == (
         2, 1, ["User:alice", "User:eve"])
     assert summary["policy"]["warnings"] == 1 and summary["policy"]["rules"][0]["rule"] == "retention"
+
+
+def test_impact_git_base_counts_what_a_policy_edit_changes_across_the_fleet(spark: Any, tmp_path: Path) -> None:
+    """`impact --git-base` on a branch that only loosens a policy: every cluster is assessed (a policy may select
+    any), and the policy section says, per cluster, what the base's version flags and the branch's no longer."""
+    import git
+
+    from reconciler.impact.run import ImpactOptions, run_impact
+
+    root = tmp_path / "repo"
+    write_repo(root, {"clusters/c1/topics.yaml": TOPICS, "clusters/policies.yaml": POLICY})  # orders keeps 1h
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", "t").set_value("user", "email", "t@example.com")
+    repo.git.add("--all")
+    repo.index.commit("base")
+    (root / "clusters" / "policies.yaml").write_text(POLICY.replace("min: 1d", "min: 30m"))  # the branch's edit
+    inventory = tmp_path / "inventory"
+    live = replace(_live("c1"), topics={"orders": LiveTopic("orders", {p: (1, 2, 3) for p in range(3)}, 0)})
+    write_tables(spark, live_rows(live), inventory)
+    summary = run_impact(ImpactOptions(repo=root, inventory=inventory, git_base="HEAD"))
+    change = summary["policy"]["change"]
+    assert change["rows"] == [{"cluster": "c1", "policy": "durability", "rule": "retention", "base": 1, "head": 0}]
+    assert (change["newly"], change["cleared"]) == (0, 1)
