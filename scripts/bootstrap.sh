@@ -70,5 +70,5 @@ if ! [ -f "$stamp" ]; then
 fi
 # Apache Kafka's jars for the real brokers, pinned in kafka/pom.xml (offline once resolved).
 bash scripts/kafka-jars.sh >/dev/null
-bash scripts/kafka-jars-kraft.sh >/dev/null  # Kafka 4.x (KRaft only), kafka/pom-4.xml
+bash scripts/kafka-jars.sh --pom kafka/pom-4.xml >/dev/null  # Kafka 4.x (KRaft only)
 log "ready: $(.venv/bin/python --version), $(.venv/bin/reconciler --version 2>/dev/null || echo kafka-reconciler)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node KRaft Kafka (combined mode: process.roles=broker,controller) on 127.0.0.1, from Apache
-# Kafka's own jars (4.x: kafka/pom-4.xml via scripts/kafka-jars-kraft.sh; 3.9: kafka/pom.xml via
-# scripts/kafka-jars.sh), for the tests and the demo. Without systemd; everything lives in D.
+# Kafka's own jars (scripts/kafka-jars.sh: 4.x from kafka/pom-4.xml, 3.9 from kafka/pom.xml), for the tests
+# and the demo. Without systemd; everything lives in D.
 #   scripts/local-kraft.sh start  --dir D [--version 4.x|3.9] [--port P] [--controller-port C] [--properties F]
 #   scripts/local-kraft.sh stop   --dir D
 #   scripts/local-kraft.sh status --dir D
@@ -121,7 +121,7 @@ L4J
 
 cmd_start() {
   local libs pid cluster_id
-  if [ "$VERSION" = 3.9 ]; then libs=$(bash "$REPO/scripts/kafka-jars.sh"); else libs=$(bash "$REPO/scripts/kafka-jars-kraft.sh"); fi
+  if [ "$VERSION" = 3.9 ]; then libs=$(bash "$REPO/scripts/kafka-jars.sh"); else libs=$(bash "$REPO/scripts/kafka-jars.sh" --pom kafka/pom-4.xml); fi
   if node_pid >/dev/null; then die "the node of $DIR is already running; stop it first"; fi
   [ -n "$PORT" ] || PORT=$(free_port)
   [ -n "$CPORT" ] || { CPORT=$(free_port); [ "$CPORT" != "$PORT" ] || CPORT=$(free_port); }
