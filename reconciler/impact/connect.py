@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from reconciler.errors import ReconcilerError, clip, printable
 from reconciler.zk.allowlist import NotAllowedError, Pattern, host_allowed
+from reconciler.zk.allowlist import allowed_patterns as zk_allowed_patterns
 
 REMOTE_ENV = "SPARK_REMOTE"  # pyspark's own convention
 ALLOWED_ENV = "RECONCILER_SPARK_ALLOWED_REMOTES"
@@ -34,7 +35,6 @@ ALLOWED_FILE_ENV = "RECONCILER_SPARK_ALLOWED_REMOTES_FILE"
 UI_ENV = "RECONCILER_SPARK_UI_URL"
 DEFAULT_PORT = 15002  # pyspark's DefaultChannelBuilder.default_port()
 DEFAULT_UI_PORT = 4040
-MAX_FILE_BYTES = 64 * 1024
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]")
 _PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=[^=;]*")
 _SECRET_PARAM = re.compile(r";(token|[^;=]*(?:secret|password)[^;=]*)=([^;]*)", re.IGNORECASE)
@@ -124,42 +124,9 @@ def parse_remote(url: str) -> Remote:
 
 
 def allowed_patterns() -> list[Pattern] | None:
-    """The operator's patterns of Connect servers; None when no allow-list is set, [] when it names none."""
-    texts: list[str] = []
-    configured = False
-    raw = os.environ.get(ALLOWED_ENV)
-    if raw is not None:
-        configured = True
-        texts += re.split(r"[,\s]+", raw)
-    file = os.environ.get(ALLOWED_FILE_ENV)
-    if file is not None:
-        configured = True
-        if file.strip():
-            texts += _read_file(file)
-    if not configured:
-        return None
-    out = []
-    for text in (t for t in texts if t):
-        try:
-            out.append(Pattern(text))
-        except ReconcilerError:
-            raise ReconcilerError(f"allow-list pattern {printable(clip(text, 100))!r} ({ALLOWED_ENV} / "
-                                  f"{ALLOWED_FILE_ENV}) is not HOST[:PORT], *.DOMAIN[:PORT] or [IPv6][:PORT]"
-                                  ) from None
-    return out
-
-
-def _read_file(file: str) -> list[str]:
-    shown = printable(clip(file, 200))
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ReconcilerError(f"{ALLOWED_FILE_ENV}={shown}: cannot read it ({exc.strerror})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ReconcilerError(f"{ALLOWED_FILE_ENV}={shown}: larger than {MAX_FILE_BYTES} bytes")
-    return [p for line in data.decode("utf-8", "replace").splitlines()
-            for p in re.split(r"[,\s]+", line.split("#", 1)[0]) if p]
+    """The operator's patterns of Connect servers (the ZooKeeper allow-list's reader with this one's variables);
+    None when no allow-list is set, [] when it names none."""
+    return zk_allowed_patterns(ALLOWED_ENV, ALLOWED_FILE_ENV)
 
 
 def _check(host: str, port: int, what: str) -> None:

@@ -42,11 +42,11 @@ class Pattern:
     """One allow-list entry: a host glob (per DNS label / IPv4 octet, or over a whole IPv6 address) and a port
     (None: any)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, where: str = f"{ALLOWED_HOSTS_ENV} / {ALLOWED_HOSTS_FILE_ENV}") -> None:
         match = _PATTERN.fullmatch(text.strip().lower())
         if match is None:
-            raise ReconcilerError(f"allow-list pattern {printable(clip(text, 100))!r} ({ALLOWED_HOSTS_ENV} / "
-                                  f"{ALLOWED_HOSTS_FILE_ENV}) is not HOST[:PORT], *.DOMAIN[:PORT] or [IPv6][:PORT]")
+            raise ReconcilerError(f"allow-list pattern {printable(clip(text, 100))!r} ({where}) is not HOST[:PORT], "
+                                  "*.DOMAIN[:PORT] or [IPv6][:PORT]")
         self.text = text
         self.v6 = match.group("v6") is not None
         self.host = match.group("v6") or match.group("host") or ""
@@ -67,32 +67,33 @@ def _patterns_of(text: str) -> list[str]:
     return [p for p in re.split(r"[,\s]+", text) if p]
 
 
-def allowed_patterns() -> list[Pattern] | None:
-    """The operator's patterns; None when no allow-list is configured (neither variable set), [] when one is
-    set but names no host (then nothing is allowed)."""
+def allowed_patterns(env: str = ALLOWED_HOSTS_ENV, file_env: str = ALLOWED_HOSTS_FILE_ENV) -> list[Pattern] | None:
+    """The operator's patterns in `env` (a list) and `file_env` (a file of them): ZooKeeper's by default, Spark
+    Connect's (impact/connect.py) with its own variables; None when no allow-list is configured (neither variable
+    set), [] when one is set but names no host (then nothing is allowed)."""
     patterns: list[str] = []
     configured = False
-    raw = os.environ.get(ALLOWED_HOSTS_ENV)
+    raw = os.environ.get(env)
     if raw is not None:  # set, even to "": the operator switched the allow-list on
         configured = True
         patterns += _patterns_of(raw)
-    file = os.environ.get(ALLOWED_HOSTS_FILE_ENV)
+    file = os.environ.get(file_env)
     if file is not None:
         configured = True
         if file.strip():
-            patterns += _read_file(file)
-    return [Pattern(p) for p in patterns] if configured else None
+            patterns += _read_file(file, file_env)
+    return [Pattern(p, f"{env} / {file_env}") for p in patterns] if configured else None
 
 
-def _read_file(file: str) -> list[str]:
+def _read_file(file: str, file_env: str) -> list[str]:
     shown = printable(clip(file, 200))
     try:
         with open(file, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise ReconcilerError(f"{ALLOWED_HOSTS_FILE_ENV}={shown}: cannot read it ({exc.strerror})") from None
+        raise ReconcilerError(f"{file_env}={shown}: cannot read it ({exc.strerror})") from None
     if len(data) > MAX_FILE_BYTES:
-        raise ReconcilerError(f"{ALLOWED_HOSTS_FILE_ENV}={shown}: larger than {MAX_FILE_BYTES} bytes")
+        raise ReconcilerError(f"{file_env}={shown}: larger than {MAX_FILE_BYTES} bytes")
     out: list[str] = []
     for line in data.decode("utf-8", "replace").splitlines():
         out += _patterns_of(line.split("#", 1)[0])
@@ -137,4 +138,5 @@ def enforce_allowlist(connect: str) -> None:
     checked_connect(connect)
 
 
-__all__ = ["ALLOWED_HOSTS_ENV", "ALLOWED_HOSTS_FILE_ENV", "NotAllowedError", "checked_connect", "enforce_allowlist"]
+__all__ = ["ALLOWED_HOSTS_ENV", "ALLOWED_HOSTS_FILE_ENV", "NotAllowedError", "Pattern", "allowed_patterns",
+           "checked_connect", "enforce_allowlist", "host_allowed"]
