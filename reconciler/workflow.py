@@ -216,15 +216,19 @@ def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROG
     return live
 
 
+def with_backend_checks(result: ClusterPlan, desired: DesiredState, root: Path) -> ClusterPlan:
+    """A KRaft cluster's own validation (validateOnly) of what the plan writes; ZooKeeper has none to ask."""
+    return with_diagnostics(result, KRAFT.check(result.plan, desired, root)) if desired.cluster.is_kraft else result
+
+
 def plan_cluster(
     desired: DesiredState, root: Path, revision: str | None = None, progress: Progress = NO_PROGRESS
 ) -> ClusterPlan:
     checks: list[Diagnostic] = []
     live = read_cluster(desired, root, progress, checks=checks)
     with progress.phase(f"{desired.cluster.name}: plan") as phase:
-        result = with_diagnostics(plan_against(desired, live, root, revision), checks)
-        if desired.cluster.is_kraft:  # the cluster's own validation (validateOnly) of what the plan writes
-            result = with_diagnostics(result, KRAFT.check(result.plan, desired, root))
+        result = with_backend_checks(with_diagnostics(plan_against(desired, live, root, revision), checks),
+                                     desired, root)
         errors = sum(d.severity == "error" for d in result.diagnostics)
         phase.done(f"{errors} error(s), no plan" if errors else
                    summary(plan_totals(result.plan)) if not result.plan.is_empty else "no changes")

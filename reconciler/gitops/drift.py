@@ -23,7 +23,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from reconciler.errors import ReconcilerError
-from reconciler.model import AclEntry, LiveState
+from reconciler.model import LiveState
 from reconciler.plan import Plan
 from reconciler.zk.acls import resource_path
 from reconciler.zk.audit import AUDIT_NODE
@@ -135,14 +135,9 @@ def _items_from_plan(plan: Plan) -> list[tuple[str, DriftItem]]:
                                                     str(p.current))))
     for a in plan.acls:  # an entry the plan adds was removed live; one it removes was added live
         path, name = resource_path(a.resource), f"acls/{a.resource.display}"
-        items += [(path, DriftItem(name, acl_entry_text(e), "present", None)) for e in a.add]
-        items += [(path, DriftItem(name, acl_entry_text(e), None, "present")) for e in a.remove]
+        items += [(path, DriftItem(name, e.display, "present", None)) for e in a.add]
+        items += [(path, DriftItem(name, e.display, None, "present")) for e in a.remove]
     return items
-
-
-def acl_entry_text(e: AclEntry) -> str:
-    """`Allow User:alice Read from *`, as the plan's ACL lines read."""
-    return f"{e.permission} {e.principal} {e.operation} from {e.host}"
 
 
 def _stats(client: KazooClient, paths: Iterable[str]) -> dict[str, Any]:

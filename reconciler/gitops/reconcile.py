@@ -29,7 +29,6 @@ from reconciler.gitops import Revision
 from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
-from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.policy import live_violations
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
@@ -42,7 +41,7 @@ from reconciler.workflow import (
     plan_against,
     read_cluster,
     read_scope,
-    with_diagnostics,
+    with_backend_checks,
 )
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.read import ReadScope, read_live_state
@@ -170,9 +169,7 @@ class _Runner:
         which a KRaft cluster does not have: the report says so instead of guessing."""
         root = self.source.root
         live = read_cluster(desired, root)
-        result = plan_against(desired, live, root, self.revision)
-        if not result.plan.is_empty and not has_errors(result.diagnostics):
-            result = with_diagnostics(result, KRAFT.check(result.plan, desired, root))
+        result = with_backend_checks(plan_against(desired, live, root, self.revision), desired, root)
         drift = DriftReport(name, None, note="drift since the last apply is dated from ZooKeeper's audit trail; a "
                                              "KRaft cluster has none (the plan above shows every difference)")
         return replace(self._apply(name, desired, result, drift, None), policy_drift=policy_drift(root, desired, live))

@@ -18,7 +18,7 @@ from kazoo.exceptions import NoNodeError
 
 from reconciler.diff.config import SCRAM_KEYS
 from reconciler.errors import RefusedError
-from reconciler.model import AclEntry, DesiredState, LiveState, SecretRef
+from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
 from reconciler.rules.cluster import kafka_namespace_problem
 
@@ -193,17 +193,14 @@ def access_changes(plan: Plan) -> dict[str, Any]:
     removed (user and mechanism; never a credential). Empty for a plan that changes no access."""
     out: dict[str, Any] = {}
     if plan.acls:
-        out["acls"] = [{"resource": a.resource.display, "added": [_entry(e) for e in a.add],
-                        "removed": [_entry(e) for e in a.remove], "losing": list(a.losing)} for a in plan.acls]
+        out["acls"] = [{"resource": a.resource.display, "added": [e.display for e in a.add],
+                        "removed": [e.display for e in a.remove], "losing": list(a.losing)} for a in plan.acls]
     scram = [{"user": e.ref.name, "mechanism": c.key, "op": c.op} for e in plan.entities
              if e.ref.entity_type == "users" and e.ref.client is None for c in e.changes if c.key in SCRAM_KEYS]
     if scram:
         out["scramCredentials"] = scram
     return out
 
-
-def _entry(e: AclEntry) -> str:
-    return f"{e.permission} {e.principal} {e.operation} from {e.host}"
 
 
 def record_failure(
