@@ -44,11 +44,8 @@ case "$CMD" in start|stop|status) ;; *) usage ;; esac
 ENV_FILE="$DIR/cluster.env"
 
 port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
-alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
-  local state
-  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
-}
+# shellcheck source=lib/process.sh
+source "$REPO/scripts/lib/process.sh"  # alive PID
 # The pid of broker $1 if it is alive and is that broker (its cmdline names its server.properties).
 broker_pid() {
   local pidfile="$DIR/broker-$1/kafka.pid" pid

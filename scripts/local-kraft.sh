@@ -39,11 +39,8 @@ ENV_FILE="$DIR/cluster.env"
 PIDFILE="$DIR/kafka.pid"
 
 port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
-alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
-  local state
-  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
-}
+# shellcheck source=lib/process.sh
+source "$REPO/scripts/lib/process.sh"  # alive PID
 node_pid() {  # the pid if alive and it is this node (its cmdline names D/server.properties)
   local pid
   [ -f "$PIDFILE" ] || return 1

@@ -46,12 +46,8 @@ our_pid() {
   echo "$pid"
 }
 
-# Alive and not a zombie (a zombie keeps its PID until reaped).
-alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
-  local state
-  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
-}
+# shellcheck source=lib/process.sh
+source "$REPO/scripts/lib/process.sh"  # alive PID
 
 # Send a four-letter word with bash's /dev/tcp (nc may be missing); prints the answer.
 four_letter() {

@@ -67,11 +67,8 @@ our_pid() {
   tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$MARK" || return 1
   echo "$pid"
 }
-alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
-  local state
-  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
-}
+# shellcheck source=lib/process.sh
+source "$REPO/scripts/lib/process.sh"  # alive PID
 setting() { [ ! -f "$ENV_FILE" ] || sed -n "s/^$1=//p" "$ENV_FILE" | head -n1; }
 answers() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 

@@ -54,12 +54,8 @@ our_pid() {
   tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qxF -- "$MARK" || return 1
   echo "$pid"
 }
-# Alive and not a zombie (a zombie keeps its PID until reaped).
-alive() {  # /proc/PID/status, not cmdline: a process in the middle of exec() reads an empty cmdline for a moment
-  local state
-  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
-}
+# shellcheck source=lib/process.sh
+source "$REPO/scripts/lib/process.sh"  # alive PID
 # Executors our workers launched: Spark's executor class with our home's jars on its class path (the
 # worker builds it as $HOME_DIR/conf/:$HOME_DIR/jars/*).
 executor_pids() {
