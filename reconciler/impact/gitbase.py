@@ -79,11 +79,11 @@ def _clusters_prefix(repo: Any, repo_root: Path) -> str | None:
         return None
 
 
-def policies_changed(repo_root: Path, base_rev: str) -> bool:
-    """Whether a policy file (clusters/policies.yaml, clusters/<c>/policies.yaml) differs from `base_rev`."""
+def policies_changed(files: Iterable[str]) -> bool:
+    """Whether a policy file (clusters/policies.yaml, clusters/<c>/policies.yaml) is among the changed `files`
+    (`assess`: every one, not the report's first 200)."""
     from reconciler.manifests.repo import POLICY_FILE
 
-    files = assessed_change(repo_root, base_rev).get("files") or []
     return any(PurePosixPath(f).name == POLICY_FILE for f in files)
 
 
@@ -121,17 +121,23 @@ def write_base_policies(repo_root: Path, base_rev: str, dest: Path) -> bool:
 
 def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> dict[str, Any]:
     """What the report assesses, for its reader: the manifests' commit (and whether the work tree differs),
-    and with `base_rev` the files changed under clusters/ since it. Empty outside a git repository."""
+    and with `base_rev` the first `limit` files changed under clusters/ since it. Empty outside a git repository."""
+    change, _ = assess(repo_root, base_rev, limit)
+    return change
+
+
+def assess(repo_root: Path, base_rev: str | None, limit: int = 200) -> tuple[dict[str, Any], list[str]]:
+    """`assessed_change` and every changed file under clusters/ (one diff for both)."""
     import git
 
     try:
         repo = git.Repo(repo_root, search_parent_directories=True)
         head = repo.head.commit
     except (git.GitError, ValueError):
-        return {}
+        return {}, []
     prefix = _clusters_prefix(repo, repo_root)
     if prefix is None:  # manifests reached through a link out of the repository: no commit describes them
-        return {}
+        return {}, []
     change: dict[str, Any] = {
         "head": head.hexsha[:12],
         "subject": str(head.message).split("\n", 1)[0][:200],
@@ -146,5 +152,7 @@ def assessed_change(repo_root: Path, base_rev: str | None, limit: int = 200) -> 
             raise ReconcilerError(f"--git-base {base_rev}: {exc}") from exc
         paths = {p for d in base.diff(None) for p in (d.a_path, d.b_path) if p}
         paths |= set(repo.untracked_files)
-        change["files"] = sorted(p for p in paths if p.startswith(prefix + "/"))[:limit]
-    return change
+        files = sorted(p for p in paths if p.startswith(prefix + "/"))
+        change["files"] = files[:limit]
+        return change, files
+    return change, []

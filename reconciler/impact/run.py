@@ -32,15 +32,16 @@ class ImpactOptions:
     progress: Progress = NO_PROGRESS  # a line per phase on stderr (the CLI's), nothing for embedders
 
 
-def select_states(opts: ImpactOptions) -> dict[str, DesiredState]:
-    """Validated desired states of the clusters to assess (all, those named, or those changed since REV)."""
+def select_states(opts: ImpactOptions, changed_files: Sequence[str] = ()) -> dict[str, DesiredState]:
+    """Validated desired states of the clusters to assess (all, those named, or those changed since REV;
+    `changed_files`: the files under clusters/ changed since REV, `gitbase.assess`)."""
     from reconciler.impact.gitbase import changed_clusters, policies_changed
     from reconciler.workflow import load_desired
 
     states, _ = load_desired(opts.repo, opts.clusters)
     if opts.git_base is not None:
         changed = changed_clusters(opts.repo, opts.git_base, states)
-        if policies_changed(opts.repo, opts.git_base):  # a policy edit concerns every cluster it may select
+        if policies_changed(changed_files):  # a policy edit concerns every cluster it may select
             changed = set(states)
         log.info("clusters changed since %s: %s", opts.git_base, ", ".join(sorted(changed)) or "none")
         states = {name: state for name, state in states.items() if name in changed}
@@ -61,7 +62,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
     from reconciler.impact.connect import shown_master
-    from reconciler.impact.gitbase import assessed_change
+    from reconciler.impact.gitbase import assess
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes, release_cached
     from reconciler.impact.outputs import write_outputs
@@ -78,7 +79,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
         early = EarlyStart(opts.master)  # the JVM starts while the manifests are read and validated
         stack.callback(early.close)  # stops it if the manifests are refused (a no-op once the session is taken)
         with progress.phase("impact: clusters to assess") as phase:
-            states = select_states(opts)
+            change, changed_files = assess(opts.repo, opts.git_base)
+            states = select_states(opts, changed_files)
             after = after_rows(states)
             phase.done(f"{len(states)} cluster(s)" + (f" changed since {opts.git_base}" if opts.git_base else ""))
         with progress.phase(f"impact: start Spark ({shown_master(opts.master)})") as phase:
@@ -100,7 +102,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
-                                 "change": assessed_change(opts.repo, opts.git_base)}
+                                 "change": change}
             phase.done(f"{summary['topicsAffected']:,} topic(s), {summary['brokersAffected']:,} broker(s) affected")
         if opts.out is not None:
             with progress.phase(f"impact: write reports to {opts.out}") as phase:
