@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.context import lock_timeout_option, notify
+from reconciler.childenv import safe_child_environment
 from reconciler.errors import (
     CANCELLED,
     Diagnostic,
@@ -62,16 +63,23 @@ def github_annotations(diags: Sequence[Diagnostic], plans: Sequence[Plan], prefi
 
 
 def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
-    """The impact job's Markdown summary, when the `impact` command exists (it runs Spark: a subprocess)."""
+    """The impact job's Markdown summary, when the `impact` command exists (it runs Spark: a subprocess).
+
+    The work tree is the pull request's, and a PR may commit a package named like any module (`reconciler/`,
+    `pyspark/`): the child runs isolated (`-I`: no current directory, script directory or PYTHON* variables on
+    its path, so only the installed modules load) from a directory of its own, with absolute paths."""
     if importlib.util.find_spec("pyspark") is None:
         click.echo("note: no fleet impact summary: PySpark is not installed (the `impact` extra)", err=True)
         return None
-    args = [sys.executable, "-m", "reconciler", "--repo", str(obj.repo), "impact", "--git-base", base,
-            "--inventory", str(inventory), "--format", "markdown"]
     import subprocess  # here: pr mode alone runs one (17 ms of imports every other command would pay)
+    import tempfile
 
+    args = [sys.executable, "-I", "-m", "reconciler", "--repo", str(obj.repo.resolve()), "impact",
+            "--git-base", base, "--inventory", str(inventory.resolve()), "--format", "markdown"]
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False)
+        with tempfile.TemporaryDirectory(prefix="reconciler-impact-") as cwd:
+            done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False,
+                                  cwd=cwd, env=safe_child_environment())
     except (OSError, subprocess.TimeoutExpired) as exc:
         click.echo(printable(f"warning: fleet impact failed: {exc}"), err=True)
         return None

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler.childenv import protect_children
 from reconciler.errors import ReconcilerError
 from reconciler.impact import classarchive
 from reconciler.impact.connect import checked_remote, is_remote, redacted, remote_session, shown_master
@@ -147,7 +148,10 @@ def _classic(master: str) -> SparkSession:
         archive = classarchive.java_options() if SparkContext._gateway is None else []
         conf.set("spark.driver.extraJavaOptions", " ".join([*driver_java_options(verbose, memory), *archive]))
     if SparkContext._gateway is None:
-        # JVM stdout -> our stderr (fd 2): stdout carries only the report; its stderr filtered unless -v
+        # JVM stdout -> our stderr (fd 2): stdout carries only the report; its stderr filtered unless -v.
+        # Python workers the JVM may start (`python -m pyspark.daemon`) must not import from the current
+        # directory, which may be a pull request's checkout (reconciler/childenv.py).
+        protect_children()
         popen: dict[str, int] = {"stdout": 2}
         read_end = write_end = -1
         if not verbose:
