@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.context import lock_timeout_option, notify
 from reconciler.childenv import safe_child_environment
+from reconciler.cli.context import lock_timeout_option, notify
 from reconciler.errors import (
     CANCELLED,
     Diagnostic,
@@ -127,9 +127,10 @@ def plan_git_base(
         for line in github_annotations(diags, plans, prefix):
             write_workflow_command(line)
     if out is not None and not has_errors(diags):  # also when empty: a workflow can always keep it
+        from reconciler.artefacts import write_atomically
         from reconciler.render.json import render_plan_file
 
-        out.write_text(render_plan_file(plans), encoding="utf-8")
+        write_atomically(out, render_plan_file(plans), roots=[obj.repo])
         click.echo(printable(f"plan written to {out}"), err=True)
     if fmt == "markdown":
         wanted = inventory is not None and base is not None and selected

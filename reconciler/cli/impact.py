@@ -33,11 +33,13 @@ REMOTE_HELP = ("A Spark Connect server, sc://host:port (default: $SPARK_REMOTE; 
 def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path | None, parallel: int,
              master: str | None, remote: str | None) -> None:
     """Read the live state of CLUSTER… (default: every cluster of the manifests) into a Parquet inventory."""
+    from reconciler.artefacts import checked_destination
     from reconciler.impact.connect import checked_remote, chosen_master, is_remote
     from reconciler.impact.session import spark_session
     from reconciler.impact.snapshot import snapshot as take
     from reconciler.workflow import load_desired
 
+    out = checked_destination(out, roots=[obj.repo], directory=True)  # never through a symbolic link
     spark_at = chosen_master(master, remote)
     if is_remote(spark_at):
         checked_remote(spark_at)  # refused before ZooKeeper is read
@@ -68,9 +70,12 @@ def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path
 def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, inventory: Path | None,
            master: str | None, remote: str | None, out: Path | None, fmt: str, full: bool) -> None:
     """The blast radius of the manifests: effective config changes per key, risk rule and cluster."""
+    from reconciler.artefacts import checked_destination
     from reconciler.impact.connect import chosen_master
     from reconciler.impact.run import ImpactOptions, check_inventory, run_impact
 
+    if out is not None:  # never through a symbolic link of the (pull request's) checkout
+        out = checked_destination(out, roots=[obj.repo], directory=True)
     if inventory is not None:
         check_inventory(inventory)
     opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory,

@@ -42,6 +42,10 @@ def plan(
     revision: str | None, git_base: str | None, inventory: Path | None,
 ) -> None:
     """Read live state and show what apply would change (reads only; never writes)."""
+    if out is not None:  # a failed plan must not leave an older (or a committed) plan file to be taken for it
+        from reconciler.artefacts import discard_stale
+
+        out = discard_stale(out, roots=[obj.repo])
     if git_base is not None or fmt == "github":
         from reconciler.cli.gitops import plan_git_base
 
@@ -50,9 +54,10 @@ def plan(
     results = plan_all(obj, clusters, revision)
     plans = [r.plan for r in results]
     if out is not None:
+        from reconciler.artefacts import write_atomically
         from reconciler.render.json import render_plan_file
 
-        out.write_text(render_plan_file(plans), encoding="utf-8")
+        write_atomically(out, render_plan_file(plans), roots=[obj.repo])
         click.echo(f"plan written to {out}", err=True)
     print_plans(obj, plans, fmt)
     if detailed_exitcode and any(not p.is_empty for p in plans):

@@ -71,6 +71,10 @@ def build_plan(
     plans, ignored = _entity_plans(targets, live, differ)
     plans.sort(key=lambda p: entity_sort_key(p.ref))
     acl_plans, unmanaged_acls = plan_acls(desired.acls, live.acls, policy.prune_acls)
+    unread = []  # "not read" must never read as "nothing to do"
+    if live.acls is None and (desired.acls or policy.prune_acls):
+        unread.append(Diagnostic("error", f"cluster {desired.cluster.name}: its ACLs were not read, so this plan "
+                                 "cannot say what apply would do to them", desired.cluster.source))
     plan = Plan(
         cluster=desired.cluster.name,
         entities=tuple(plans),
@@ -87,7 +91,8 @@ def build_plan(
         kafka_version=desired.cluster.kafka_version,
         backend="kraft" if desired.cluster.is_kraft else "zookeeper",
     )
-    return plan.with_id() if with_id else plan, [*topics.diagnostics, *deletion_problems, *differ.diagnostics]
+    return plan.with_id() if with_id else plan, [*topics.diagnostics, *deletion_problems, *differ.diagnostics,
+                                                 *unread]
 
 
 def _entity_plans(

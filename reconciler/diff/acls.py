@@ -11,7 +11,8 @@ from reconciler.plan import AclPlan
 
 def plan_acls(desired: Mapping[AclResource, DesiredAcls], live: Mapping[AclResource, LiveAcls] | None,
               prune: bool) -> tuple[list[AclPlan], list[str]]:
-    """(changes, unmanaged resource displays). `live` None (not read): no ACL changes planned."""
+    """(changes, unmanaged resource displays). `live` None (not read): no ACL changes planned, and `build_plan`
+    reports an error when the manifests declare ACLs (or prune them): never an empty plan by omission."""
     if live is None:
         return [], []
     plans: list[AclPlan] = []

@@ -36,7 +36,7 @@ from reconciler.errors import Diagnostic
 from reconciler.gitops.tree import manifests_at
 from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.policy import load_policies, today
-from reconciler.manifests.validate import load_and_validate
+from reconciler.manifests.validate import load_and_validate, operator_limits
 from reconciler.model import (
     BrokerRegistration,
     ClusterSpec,
@@ -124,7 +124,7 @@ def plan_pull_request(
         empty = LiveState(
             head.cluster.name,
             brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in head.cluster.brokers}),
-            topics=frozen_map(), entities=frozen_map(),
+            topics=frozen_map(), entities=frozen_map(), acls=frozen_map(),  # read as empty: every grant is shown
         )
         return _with_notices(plan_against(head, empty, trusted.root, revision, trusted_secret=_never), [
             NEW_CLUSTER_NOTICE]), [NEW_CLUSTER_NOTICE]
@@ -170,7 +170,12 @@ def policy_changes(repo_root: Path, base: str) -> list[str]:
     changes = changed_policies(old, head)
     if not changes:
         return []
-    _, states, _ = load_and_validate(repo_root)
+    # the work tree is the pull request's: loaded within the PR check's bounds (RECONCILER_PR_MAX_*), as its
+    # selected clusters are
+    _, states, diags = load_and_validate(repo_root, (), operator_limits(pull_request=True))
+    over = [d for d in diags if d.severity == "error" and d.key and d.key.startswith("RECONCILER_PR_MAX_")]
+    if over:  # past a bound nothing more is parsed: say so rather than compare a part of the fleet
+        return [f"not compared across the fleet: {over[0].message}"]
     catalog = load_catalog()
     views = [desired_view(state, catalog) for state in states.values()]
     day = today()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler.artefacts import write_atomically
 from reconciler.impact.html import render_html
 from reconciler.impact.report import render_json, render_markdown
 
@@ -18,7 +19,7 @@ def write_outputs(out: Path, summary: dict[str, Any], changes: Changes | None) -
     written = []
     for name, text in (("report.md", render_markdown(summary)), ("report.json", render_json(summary)),
                        ("report.html", render_html(summary))):
-        (out / name).write_text(text, encoding="utf-8")
+        write_atomically(out / name, text, roots=[out])  # refuses a symbolic link planted in `out`
         written.append(out / name)
     if changes is not None:
         changes.topics.drop("psizes", "mask").write.mode("overwrite").parquet(str(out / "topic_changes"))

@@ -50,6 +50,34 @@ def _changes(base: str, merge_base: str, reasons: Mapping[str, Sequence[str]], r
     return lines
 
 
+def cut_markdown(text: str, budget: int) -> str:
+    """`text` if it fits, else its leading blocks (paragraphs, lists, tables, fenced code: what a blank line
+    outside a code fence ends) that fit, with every `<details>` and code fence still open closed, and a note.
+    Never a cut inside a line or a block: half a code span or an unclosed fence would leave the text after it,
+    which quotes manifests, live as Markdown or HTML."""
+    if len(text) <= budget:
+        return text
+    note = "… (cut; see the report)"
+    kept: list[str] = []
+    block: list[str] = []
+    fenced = False
+    used = 0
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        block.append(line)
+        if line.strip() or fenced:
+            continue
+        size = sum(len(x) + 1 for x in block)
+        if used + size > budget - len(note) - 64:  # room for the closing tags and the note
+            break
+        kept += block
+        used += size
+        block = []
+    closing = ["</details>"] * (sum(x.count("<details>") for x in kept) - sum(x.count("</details>") for x in kept))
+    return "\n".join([*kept, *closing, "", note]).strip("\n")
+
+
 def _where(d: Diagnostic) -> str:
     return f"`{_plain(d.source.file)}:{d.source.line}` " if d.source else ""
 
@@ -118,8 +146,7 @@ def render_comment(
         tail += [f"- `{_plain(c)}`: {_plain(msg.splitlines()[0])}" for c, msg in sorted(failures.items())]
         tail.append("")
     if impact:
-        text = impact if len(impact) <= IMPACT_BUDGET else impact[:IMPACT_BUDGET] + "\n\n… (cut; see the report)"
-        tail += ["### Fleet impact", "", text.strip(), ""]
+        tail += ["### Fleet impact", "", cut_markdown(impact.strip(), IMPACT_BUDGET), ""]
     used = sum(len(x) + 1 for x in head + tail)
     said = notices or {}
     shown = [replace(p, warnings=tuple(w for w in p.warnings if w not in said.get(p.cluster, ())),

@@ -150,12 +150,25 @@ def load(name: str) -> dict[str, object]:
 def test_the_pr_template_refuses_forks_and_gets_no_encoder_secret() -> None:
     text = (TEMPLATES / "kafka-plan.yml").read_text()
     job = load("kafka-plan.yml")["jobs"]["plan"]  # type: ignore[index]
-    assert job["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+    assert job["if"].startswith("github.event.pull_request.head.repo.full_name == github.repository &&")
     assert "self-hosted" in job["runs-on"]
     active = [line for line in text.splitlines() if "secrets." in line and not line.strip().startswith("#")]
     assert active and not any("ENCODER" in line for line in active)  # only read-only ZooKeeper credentials
     assert not any("pull_request_target" in line for line in text.splitlines() if not line.strip().startswith("#"))
     assert "--git-base" in text
+
+
+def test_the_pr_template_trusts_only_the_default_branch_as_its_base() -> None:
+    """Issue 38, finding 8: a PR into a branch its author pushed must not make that branch the trusted base; and
+    finding 6: no `paths:` filter (a cluster's plan reads files outside clusters/ too)."""
+    doc = load("kafka-plan.yml")
+    trigger = doc[True]["pull_request"]  # type: ignore[index]  # YAML's `on`
+    assert trigger["branches"] == ["main"] and "paths" not in trigger
+    job = doc["jobs"]["plan"]  # type: ignore[index]
+    assert "github.base_ref == github.event.repository.default_branch" in job["if"]
+    text = (TEMPLATES / "kafka-plan.yml").read_text()
+    assert "--git-base origin/${{ github.event.repository.default_branch }}" in text
+    assert "github.base_ref }}" not in text  # the PR's own choice of base is never the trusted revision
 
 
 def test_apply_secrets_live_behind_an_environment() -> None:
