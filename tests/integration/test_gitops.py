@@ -437,6 +437,7 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
     code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown",
                             "--inventory", str(tmp_path / "inventory"))
     assert code == 0, err
-    assert calls and calls[0][3:] == ["--repo", str(root), "impact", "--git-base", "main", "--inventory",
-                                      str(tmp_path / "inventory"), "--format", "markdown"]
+    assert calls and calls[0][1:4] == ["-I", "-m", "reconciler"]  # isolated: never the checkout's modules
+    assert calls[0][4:] == ["--repo", str(root.resolve()), "impact", "--git-base", "main", "--inventory",
+                                      str((tmp_path / "inventory").resolve()), "--format", "markdown"]
     assert "### Fleet impact\n\n**3 clusters, 120 topics affected**" in out
