@@ -10,7 +10,6 @@ exist, rule ids and policy names that are unique, exceptions naming a rule of th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ from reconciler.policy.model import (
     canonical_value,
     parse_bound,
 )
+from reconciler.policy.patterns import pattern_problem
 from reconciler.policy.views import desired_view, live_view, planned_view
 
 _CHECKS: tuple[tuple[str, Check], ...] = (
@@ -134,21 +134,26 @@ def _policy(doc: Document, name: str, diags: list[Diagnostic]) -> PolicyDoc | No
     return PolicyDoc(name, selector, tuple(rules), tuple(exceptions), doc.mark(()), _cluster_of(doc))
 
 
-def _regexes(doc: Document, path: tuple[str | int, ...], patterns: Sequence[str], diags: list[Diagnostic]) -> bool:
+def _regexes(doc: Document, found: Sequence[tuple[tuple[str | int, ...], str]], diags: list[Diagnostic]) -> bool:
+    """Each (path, pattern) one RE2 accepts (policy.patterns); a diagnostic at the pattern's line otherwise."""
     ok = True
-    for i, pattern in enumerate(patterns):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            diags.append(Diagnostic("error", f"invalid regular expression {pattern!r}: {exc}", doc.mark((*path, i)),
-                                    str(path[-1])))
+    for path, pattern in found:
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            key = next((str(p) for p in reversed(path) if isinstance(p, str)), "names")
+            diags.append(Diagnostic("error", f"regular expression {_shown(pattern)}: {problem}", doc.mark(path), key))
             ok = False
     return ok
 
 
+def _shown(pattern: str) -> str:
+    """A pattern as written (no doubled backslashes), cut when long."""
+    return pattern if len(pattern) <= 80 else f"{pattern[:70]}… ({len(pattern):,} characters)"
+
+
 def _selector(doc: Document, raw: Mapping[str, Any], diags: list[Diagnostic]) -> Selector:
     names = tuple(str(n) for n in raw.get("names") or ())
-    _regexes(doc, ("spec", "selector", "names"), names, diags)
+    _regexes(doc, [(("spec", "selector", "names", i), n) for i, n in enumerate(names)], diags)
     kinds = tuple(dict.fromkeys(str(k) for k in raw.get("kinds") or ("topics",)))
     return Selector(
         labels=frozen_map({str(k): str(v) for k, v in (raw.get("labels") or {}).items()}),
@@ -193,7 +198,7 @@ def _rule(doc: Document, path: tuple[str | int, ...], raw: Mapping[str, Any], di
         diags.append(Diagnostic("error", f"rule {raw['id']!r}: min is above max", doc.mark((*path, "min")), "min"))
         return None
     pattern = str(raw["namePattern"]) if "namePattern" in raw else None
-    if pattern is not None and not _regexes(doc, path, [pattern], diags):
+    if pattern is not None and not _regexes(doc, [((*path, "namePattern"), pattern)], diags):
         return None
     values: tuple[str, ...] = ()
     for field in ("allowed", "forbidden", "required"):

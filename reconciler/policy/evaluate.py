@@ -11,25 +11,18 @@ nothing and is itself an error at its line, so that it is renewed or removed on 
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
 from reconciler.errors import Diagnostic
 from reconciler.model import SourceRef
 from reconciler.policy.model import PolicyDoc, PolicyException, PolicySet, Rule, Selector, Severity
+from reconciler.policy.patterns import full_match
 from reconciler.policy.views import ClusterView, Subject, Value
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED, describe, parse_number
 
 KEY_PREFIX = "policy:"  # a policy diagnostic's key: `policy:<policy>/<rule>` (render.policy_section finds them)
-
-
-@lru_cache(maxsize=1024)
-def anchored(pattern: str) -> re.Pattern[str]:
-    """A selector's or rule's regular expression, matched against a whole name (as Java's String.matches)."""
-    return re.compile(f"(?:{pattern})\\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +57,7 @@ def cluster_selected(selector: Selector, policy: PolicyDoc, name: str, labels: M
 
 
 def entity_selected(selector: Selector, kind: str, name: str) -> bool:
-    return kind in selector.kinds and (not selector.names or any(anchored(p).match(name) for p in selector.names))
+    return kind in selector.kinds and (not selector.names or any(full_match(p, name) for p in selector.names))
 
 
 def _number(key: str | None, value: str | None) -> float | None:
@@ -87,9 +80,9 @@ def _value_problem(rule: Rule, subject: Subject) -> tuple[str, SourceRef | None]
             return None
         return f"{', '.join(missing)} not set (Kafka's default applies)", subject.source
     if rule.check == "namePattern":
-        if rule.pattern is None or anchored(rule.pattern).match(subject.name):
+        if rule.pattern is None or full_match(rule.pattern, subject.name):
             return None
-        return f"name {subject.name!r} does not match {rule.pattern!r}", subject.source
+        return f"name {subject.name!r} does not match the pattern {rule.pattern}", subject.source
     value = subject.after(key)
     if value.text is None:
         return None

@@ -226,7 +226,7 @@ def test_a_policy_outside_the_policy_files_is_an_error(tmp_path: Path) -> None:
     ("{id: r, min: 3, message: m}", "needs the config key"),
     ("{id: r, key: retention.ms, min: 7 parsecs, message: m}", "unknown unit 'parsecs'"),
     ("{id: r, key: retention.ms, min: 7d, max: 1d, message: m}", "min is above max"),
-    ("{id: r, namePattern: '[a-', message: m}", "invalid regular expression"),
+    ("{id: r, namePattern: '[a-', message: m}", "regular expression [a-: not supported: missing ]"),
     ("{id: r, key: retention.ms, min: 1, message: m, colour: red}", "unknown field 'colour'"),
 ])
 def test_bad_rules_are_errors_at_their_line(tmp_path: Path, rule: str, expected: str) -> None:
