@@ -5,6 +5,7 @@ from __future__ import annotations
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState
+from reconciler.rules.acls import check_acl_names
 from reconciler.rules.broker_values import check_broker_values
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
@@ -35,6 +36,7 @@ def validate_counted(
         *check_secrets(state, catalog),
         *check_listeners(state),
         *check_quotas(state, catalog),
+        *check_acl_names(state),
         *check_topics(state),
         *check_broker_ids(state),
         *bounded,
