@@ -144,6 +144,10 @@ class AclPlan:
     after: tuple[AclEntry, ...]
     pruned: bool = False
     source: SourceRef | None = None
+    # What the entries added grant, rated by risk/acls.py's table (broad grants: `User:*`, `All`, every topic,
+    # the Cluster): set by risk.annotate, written in the plan file
+    grant_risk: Risk = "safe"
+    grant_reasons: tuple[str, ...] = ()
 
     @property
     def losing(self) -> tuple[str, ...]:
@@ -154,10 +158,14 @@ class AclPlan:
 
     @property
     def risk(self) -> Risk:
-        return "disruptive" if self.losing else "safe"
+        return max("disruptive" if self.losing else "safe", self.grant_risk, key=RISK_ORDER.__getitem__)
 
     @property
     def reasons(self) -> tuple[str, ...]:
+        return (*self.grant_reasons, *self.losing_reasons)
+
+    @property
+    def losing_reasons(self) -> tuple[str, ...]:
         out = []
         for e in sorted(self.remove):
             if e.permission == "Allow":
@@ -362,7 +370,8 @@ def _acl_plan_to_json(a: AclPlan) -> dict[str, Any]:
     return {"resource": {"type": r.resource_type, "pattern": r.pattern, "name": r.name},
             "baseVersion": a.base_version, "add": _acl_entries_to_json(a.add),
             "remove": _acl_entries_to_json(a.remove), "after": _acl_entries_to_json(a.after),
-            "pruned": a.pruned, "source": _source_to_json(a.source)}
+            "pruned": a.pruned, "source": _source_to_json(a.source),
+            **({"grantRisk": a.grant_risk, "grantReasons": list(a.grant_reasons)} if a.grant_reasons else {})}
 
 
 def _acl_plan_from_json(raw: Mapping[str, Any]) -> AclPlan:
@@ -371,7 +380,8 @@ def _acl_plan_from_json(raw: Mapping[str, Any]) -> AclPlan:
     return AclPlan(AclResource(str(r["type"]), str(r["pattern"]), str(r["name"])),
                    None if version is None else int(version), _acl_entries_from_json(raw["add"]),
                    _acl_entries_from_json(raw["remove"]), _acl_entries_from_json(raw["after"]),
-                   bool(raw.get("pruned", False)), _source_from_json(raw.get("source")))
+                   bool(raw.get("pruned", False)), _source_from_json(raw.get("source")),
+                   raw.get("grantRisk", "safe"), tuple(str(r) for r in raw.get("grantReasons", ())))
 
 
 def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:

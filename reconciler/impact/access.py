@@ -1,7 +1,8 @@
 """The fleet impact report's access section: per cluster, the ACL entries a change adds and removes and the
 principals that lose access.
 
-It is the plan's own computation (`diff.acls.plan_acls` and `AclPlan.losing`) over the inventory's ACLs, so the
+It is the plan's own computation (`diff.acls.plan_acls`, `AclPlan.losing` and the broad-grant table of
+`risk/acls.py`) over the inventory's ACLs, so the
 report and `plan` agree by construction. ACL entries are few next to topic configs: the inventory's `acls` table
 is read only when a selected cluster declares ACLs (or prunes them), filtered to those clusters and collected
 to the driver; a fleet without Acls manifests spends no Spark work on it.
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.diff.acls import plan_acls
 from reconciler.model import AclEntry, AclResource, DesiredState, LiveAcls
+from reconciler.risk.acls import rate_acl_plan
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,6 +63,7 @@ def access_summary(states: Mapping[str, DesiredState], live: LiveByCluster | Non
     for name in names:
         state = states[name]
         plans, unmanaged = plan_acls(state.acls, live.get(name, {}), state.cluster.policy.prune_acls)
+        plans = [rate_acl_plan(p) for p in plans]  # broad grants, as the plan rates them (risk/acls.py)
         losing |= {who for p in plans for who in p.losing}
         clusters.append({
             "cluster": name,
@@ -68,6 +71,7 @@ def access_summary(states: Mapping[str, DesiredState], live: LiveByCluster | Non
             "entriesAdded": sum(len(p.add) for p in plans),
             "entriesRemoved": sum(len(p.remove) for p in plans),
             "principalsLosingAccess": sorted({who for p in plans for who in p.losing}),
+            "broadGrants": sum(len(p.grant_reasons) for p in plans),
             "reasons": [reason for p in plans for reason in p.reasons][:REASONS_SHOWN],
             "unmanagedResources": len(unmanaged),
         })

@@ -19,10 +19,11 @@ from reconciler.render.md_text import code, plain
 
 # Ranks: lower is more severe, shown first. Room is left above warnings for kinds that lose data.
 RANK_DELETIONS = 0
+RANK_GRANTS = 5  # ACL changes that grant broad access (risk/acls.py)
 RANK_ACCESS = 10  # ACL changes that take access away from principals
 RANK_WARNINGS = 20
 RANK_UNMANAGED = 40
-ICON = {"deletions": "🛑", "access": "🔒", "warnings": "⚠️", "unmanaged": "ℹ️"}
+ICON = {"deletions": "🛑", "grants": "🔓", "access": "🔒", "warnings": "⚠️", "unmanaged": "ℹ️"}
 WARNINGS_SHOWN = 40  # merged warnings listed; the rest are counted
 SOURCES_SHOWN = 5  # manifest lines named per warning
 NAMES_SHOWN = 20  # unmanaged entities named per cluster
@@ -113,7 +114,11 @@ def attention(plans: Sequence[Plan]) -> list[Block]:
     deletions = tuple((p.cluster, t) for p in plans for t in p.topics_to_delete)
     if deletions:
         blocks.append(Block(RANK_DELETIONS, "deletions", len(deletions), deletions=deletions))
-    access = tuple((p.cluster, reason) for p in plans for a in p.acls for reason in a.reasons)
+    grants = tuple((p.cluster, f"{a.grant_risk}: {reason}") for p in plans for a in p.acls
+                   for reason in a.grant_reasons)
+    if grants:
+        blocks.append(Block(RANK_GRANTS, "grants", len(grants), access=grants))
+    access = tuple((p.cluster, reason) for p in plans for a in p.acls for reason in a.losing_reasons)
     if access:
         blocks.append(Block(RANK_ACCESS, "access", len(access), access=access))
     warnings = merged_warnings(plans)
@@ -143,9 +148,10 @@ def _block_lines(block: Block, several: bool) -> list[str]:
             lines.append(f"- {code(cluster)} {code(t.name)}: {t.partitions} partitions × {t.replication_factor} "
                          f"replicas, named by policy.deleteTopics {code(t.matched)}")
         return [*lines, ""]
-    if block.kind == "access":
+    if block.kind in ("access", "grants"):
         lines = [f"**{ICON['access']} Access removed ({block.count}): these principals lose access when this "
-                 "is applied**"]
+                 "is applied**"] if block.kind == "access" else [
+            f"**{ICON['grants']} Broad access granted ({block.count}): who may do what on many resources at once**"]
         lines += [f"- {code(cluster)}: {plain(clip(reason, MESSAGE_CHARS))}"
                   for cluster, reason in block.access[:WARNINGS_SHOWN]]
         if block.count > WARNINGS_SHOWN:

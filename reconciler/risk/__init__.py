@@ -29,6 +29,7 @@ from typing import Any, Literal
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, EntityPlan, Plan
+from reconciler.risk.acls import rate_acl_plan
 from reconciler.risk.inherit import RiskContext
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 
@@ -447,10 +448,11 @@ def _rated(ctx: RiskContext, entity: EntityPlan, memo: _Memo) -> EntityPlan:
 def annotate(
     plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None, *, with_id: bool = True
 ) -> Plan:
-    """Rate every key change (topic creations and partition increases carry no risk) and return the plan
-    with its id recomputed, since risk is part of the plan's content (`with_id=False`: left to the caller)."""
+    """Rate every key change and what every ACL change grants (topic creations and partition increases carry
+    no risk) and return the plan with its id recomputed, since risk is part of the plan's content
+    (`with_id=False`: left to the caller)."""
     ctx = RiskContext(desired, live, catalog or load_catalog())
     memo: _Memo = {}
     entities = tuple(_rated(ctx, e, memo) for e in plan.entities)
-    annotated = replace(plan, entities=entities)
+    annotated = replace(plan, entities=entities, acls=tuple(rate_acl_plan(a) for a in plan.acls))
     return annotated.with_id() if with_id else annotated

@@ -66,7 +66,7 @@ def test_names_zookeeper_cannot_hold_are_refused_at_their_line(tmp_path: Path,
 
 
 def test_a_kraft_cluster_stores_names_as_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = validate(tmp_path, KRAFT_CLUSTER, NAMES, capsys)
+    _, out = validate(tmp_path, KRAFT_CLUSTER, NAMES, capsys)
     assert "ZkAclStore" not in out
 
 
