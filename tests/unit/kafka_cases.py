@@ -40,6 +40,10 @@ def topics(body: str) -> str:
     return f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{}}\nspec:\n  topics:\n{body}"
 
 
+def acls(resource: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: Acls\nmeta: {{}}\nspec:\n  resources:\n    - {resource}\n"
+
+
 def quotas(body: str) -> str:
     return f"apiVersion: reconciler/v1\nkind: Quotas\nmeta: {{}}\nspec:\n{body}"
 
@@ -240,4 +244,11 @@ CASES: list[KafkaCase] = [
       "DynamicConfig.Broker.validate (ConfigDef)", "at least 1"),
     k("per-broker-at-default", "K29", "reject", "listeners", default('    listeners: "A://:9092"   #<-\n'),
       "DynamicBrokerConfig.validateConfigs", "per-broker config"),
+    # --- K30: ACL resource names as ZkAclStore's znode names (ZooKeeper refuses them: PathUtils.validatePath) ---
+    k("acl-name-dot-dot", "K30", "reject", "name", acls('{type: Group, name: "..", entries: ['
+      '{principal: "User:bob", operation: Read}]}   #<-'), "ZkAclStore.path", "relative paths not allowed"),
+    k("acl-name-slash", "K30", "reject", "name", acls('{type: Topic, name: "a/b", pattern: PREFIXED, entries: ['
+      '{principal: "User:bob", operation: Read}]}   #<-'), "ZkAclStore.path", "never settle"),
+    k("acl-name-dots-inside", "K30", "accept", "name", acls('{type: Group, name: "a..b", entries: ['
+      '{principal: "User:bob", operation: Read}]}'), "ZkAclStore.path"),
 ]
