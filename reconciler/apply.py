@@ -1,7 +1,8 @@
-"""The apply use case: a plan is guarded (destructive changes, maxDeletes, password rotation), its secrets
-resolved and its passwords encoded as the brokers will decode them, then executed exactly, under the cluster's lock
-(`zk.write.apply_plan`). `apply PLAN` reads the cluster's settings of the manifests (`load_apply_settings`) and,
-when the plan changes a password, the secret references they name: a plan's reference is resolved only when it
+"""The apply use case: a plan is guarded (destructive changes, maxDeletes, password rotation), its secret
+references checked against the manifests', then handed to the cluster's backend, which executes it exactly under
+the cluster's lock and keeps its audit entry (`Connection.apply`: zk/backend.py or kraft/backend.py).
+`apply PLAN` reads the cluster's settings of the manifests (`load_apply_settings`) and, when the plan changes a
+password, the secret references they name: a plan's reference is resolved only when it
 is the one the manifests name for that entity and key (`check_named_secrets`), never because a plan file says so.
 """
 
@@ -13,25 +14,21 @@ import re
 import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kazoo.client import KazooClient
-
+from reconciler.backend import ApplyRequest, ApplyResult, AuditInfo, Connection, Notify
+from reconciler.backends import backend_for
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
-from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.validate import load_settings
-from reconciler.model import DEFAULT_ENTITY, ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
+from reconciler.model import ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.plan import Change, Plan
 from reconciler.secrets.check import NamedSecrets, named_secrets, secret_changes, unnamed_secrets
 from reconciler.secrets.compare import base_dir, cluster_encoders
-from reconciler.secrets.encoder import EncoderParams, decode
+from reconciler.secrets.encoder import decode
 from reconciler.secrets.refs import resolve
 from reconciler.secrets.rotation import rotated_passwords
-from reconciler.workflow import cluster_client, load_desired, now_utc
-from reconciler.zk.lock import Notify, default_lock_wait
-from reconciler.zk.write import ApplyOptions, ApplyResult, AuditInfo, apply_plan
+from reconciler.workflow import load_desired, now_utc
 
 
 def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
@@ -73,30 +70,6 @@ def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_s
             f"cluster {plan.cluster}: the plan removes {removals} keys, more than policy.maxDeletes="
             f"{policy.max_deletes}; re-run with --allow-destructive if that is intended"
         )
-
-
-def encoder_for_cluster(desired: ClusterSettings, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
-    encoders = cluster_encoders(desired.cluster, root)
-
-    def encoder_for(ref: EntityRef) -> EncoderParams | None:
-        if encoders.current is None:
-            raise SecretError(f"cannot encode passwords for {ref.display}: {encoders.problem}")
-        static = desired.static.get(ref.name) if ref.name != DEFAULT_ENTITY else None
-        if static is None:
-            return encoders.current
-        # a broker's own server.properties may set its encoding parameters (never its secret here)
-        params = encoders.current
-        cipher = static.get("password.encoder.cipher.algorithm")
-        length = static.get("password.encoder.key.length")
-        iterations = static.get("password.encoder.iterations")
-        return replace(
-            params,
-            cipher_algorithm=str(cipher.value) if cipher else params.cipher_algorithm,
-            key_length=int(str(length.value)) if length else params.key_length,
-            iterations=int(str(iterations.value)) if iterations else params.iterations,
-        )
-
-    return encoder_for
 
 
 def load_named_secrets(root: Path, clusters: Sequence[str]) -> dict[str, NamedSecrets]:
@@ -158,25 +131,22 @@ def apply_cluster_plan(
     user: str | None = None,
     lock_timeout_s: float | None = None,
     notify: Notify | None = None,
-    client: KazooClient | None = None,
+    connection: Connection | None = None,
     named: NamedSecrets | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
-    long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else a little more
-    than the cluster's session timeout, so that a crashed apply's lock expires within the wait). `client`: a
-    session of this very cluster (`cluster_client`) that planned it, reused rather than a second one opened.
-    `named`: the secret references the cluster's manifests name (default: `named_for`); every one the plan
-    resolves must be among them. `stop()`: asked before each batch; true ends the apply there, reporting and
-    auditing what was committed (`zk.write.apply_plan`)."""
+    long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else the backend's:
+    long enough for a crashed apply's lock to expire within the wait). `connection`: the cluster's connection
+    that planned it (`Backend.connect`), reused rather than a second one opened. `named`: the secret references
+    the cluster's manifests name (default: `named_for`); every one the plan resolves must be among them.
+    `stop()`: asked between writes; true ends the apply there, reporting and auditing what was written."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
-    zk = desired.cluster.zookeeper
-    tuning = {"lock_timeout_s": default_lock_wait(zk.session_timeout_s), **apply_tuning()}
+    tuning = apply_tuning()
     if lock_timeout_s is not None:
         tuning["lock_timeout_s"] = lock_timeout_s
-    options = ApplyOptions(secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path, **tuning)
     audit = AuditInfo(
         plan_id=plan.plan_id,
         cluster=plan.cluster,
@@ -184,24 +154,13 @@ def apply_cluster_plan(
         user=user or default_user(),
         time=now_utc(),
     )
-    if desired.cluster.is_kraft:  # the KRaft backend: Admin API writes, no lock or znodes (reconciler/backend.py)
-        return KRAFT.apply(plan, desired, root, resolve_secret=_secret_resolver(desired, root, named), audit=audit,
-                           audit_log=audit_log, progress=progress)
+    request = ApplyRequest(plan, desired, _secret_resolver(desired, root, named), audit, audit_log=audit_log,
+                           progress=progress, notify=notify, stop=stop, **tuning)
     with ExitStack() as stack:
-        if client is None:
-            client = stack.enter_context(cluster_client(desired.cluster, root, notify=notify))
-        return apply_plan(
-            client,
-            plan,
-            encoder_for=encoder_for_cluster(desired, root),
-            resolve_secret=_secret_resolver(desired, root, named),
-            audit=audit,
-            options=options,
-            audit_log=audit_log,
-            progress=progress,
-            notify=notify,
-            stop=stop,
-        )
+        if connection is None:
+            connection = stack.enter_context(backend_for(desired.cluster).connect(desired.cluster, root,
+                                                                                  notify=notify))
+        return connection.apply(request)
 
 
 def apply_tuning() -> dict[str, Any]:

@@ -26,18 +26,20 @@ from reconciler.errors import ExitCode, ReconcilerError
 def migrate_check(obj: Context, cluster: str, fmt: str, controller_secret_file: Path | None,
                   bootstrap_servers: str | None) -> None:
     """Check what a ZooKeeper → KRaft migration will meet in a cluster (passwords, configs, quotas, ACLs)."""
+    from reconciler.backend import EVERY_TYPE
+    from reconciler.backends import backend_for
     from reconciler.catalog import load_catalog
     from reconciler.migrate.report import migration_report, render_json, render_text
     from reconciler.model import Secret
     from reconciler.secrets.compare import cluster_encoders
     from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, try_decode
     from reconciler.workflow import load_desired, read_cluster
-    from reconciler.zk.read import ReadScope
 
     states, _ = load_desired(obj.repo, [cluster])
     desired = states[cluster]
-    if desired.cluster.is_kraft:
-        raise ReconcilerError(f"cluster {cluster} is already a KRaft cluster (spec.kraft): nothing to migrate")
+    refusal = backend_for(desired.cluster).migration_refusal(desired.cluster)
+    if refusal is not None:
+        raise ReconcilerError(refusal)
     encoder = desired.cluster.password_encoder
     params: EncoderParams | None
     if controller_secret_file is not None:
@@ -51,7 +53,7 @@ def migrate_check(obj: Context, cluster: str, fmt: str, controller_secret_file: 
         encoders = cluster_encoders(desired.cluster, obj.repo)
         params = encoders.current
     catalog = load_catalog()
-    live = read_cluster(desired, obj.repo, obj.progress(), scope=ReadScope())  # everything, not only what's managed
+    live = read_cluster(desired, obj.repo, obj.progress(), entity_types=EVERY_TYPE)  # not only what is managed
     passwords = [(ref, key, value) for ref, entity in live.entities.items() if ref.entity_type == "brokers"
                  for key, value in entity.config.items()
                  if catalog.is_password(key) or catalog.resolve_broker(key, desired.cluster.kafka_version).password]

@@ -172,9 +172,9 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
 
 def backend_label(cluster: ClusterSpec) -> str:
     """What an apply writes to: `ZooKeeper host:port/chroot`, or a KRaft cluster's brokers (reconciler/backend.py)."""
-    from reconciler.kraft.backend import KRAFT
+    from reconciler.backends import backend_for
 
-    return KRAFT.label(cluster) if cluster.is_kraft else f"ZooKeeper {cluster.zookeeper.connect}"
+    return backend_for(cluster).label(cluster)
 
 
 def _interrupted_apply(exc: BaseException | None, cluster: str, applied: Sequence[Plan],

@@ -17,8 +17,8 @@ from reconciler.errors import ReconcilerError
 @click.pass_obj
 def seal(obj: Context, cluster: str, broker: int | None) -> None:
     """Read a password on stdin; print it Kafka-encoded as {encoded: ...}, safe to commit."""
-    from reconciler.apply import encoder_for_cluster
     from reconciler.model import DEFAULT_ENTITY, EntityRef, Secret
+    from reconciler.secrets.compare import encoder_for_cluster
     from reconciler.secrets.encoder import encode
     from reconciler.workflow import load_desired
 

@@ -34,7 +34,6 @@ from pathlib import Path, PurePosixPath
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.gitops.tree import manifests_at
-from reconciler.kraft.backend import KRAFT
 from reconciler.manifests.policy import load_policies, today
 from reconciler.manifests.validate import load_and_validate, operator_limits
 from reconciler.model import (
@@ -51,9 +50,7 @@ from reconciler.model import (
 from reconciler.policy.compare import changed_policies, newly_flagged, no_longer_flagged, summary_lines
 from reconciler.policy.views import desired_view
 from reconciler.progress import NO_PROGRESS
-from reconciler.workflow import ClusterPlan, acl_diagnostics, cluster_client, plan_against, read_scope, with_diagnostics
-from reconciler.zk.audit import with_applied_passwords
-from reconciler.zk.read import read_live_state
+from reconciler.workflow import ClusterPlan, plan_against, read_cluster, with_diagnostics
 
 CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
 NEW_CLUSTER_NOTICE = ("new cluster in this pull request: validated and planned against an empty cluster, "
@@ -139,13 +136,8 @@ def plan_pull_request(
         # SecretRef equality compares a sealed value's text exactly: one changed byte (an edited IV) is untrusted
         return allowed.get((ref, key)) == (secret, _source_dir(secret, source))
 
-    if cluster.is_kraft:  # the base's spec.kraft: its brokers' Admin API (reconciler/backend.py)
-        live, acl = KRAFT.read(desired, trusted.root, NO_PROGRESS), []
-    else:
-        with cluster_client(base.cluster, trusted.root) as client:
-            live = with_applied_passwords(client, desired,
-                                          read_live_state(client, head.cluster.name, read_scope(desired)))
-            acl = acl_diagnostics(client, desired)
+    acl: list[Diagnostic] = []  # the base's connection settings (`cluster`), read by the cluster's backend
+    live = read_cluster(desired, trusted.root, NO_PROGRESS, checks=acl)
     result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
     return _with_notices(with_diagnostics(result, acl), notices), notices
 

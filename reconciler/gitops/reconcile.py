@@ -20,13 +20,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from kazoo.client import KazooClient
-
 from reconciler.apply import apply_cluster_plan
+from reconciler.backend import AuditEntry, Connection, last_apply, read_types
+from reconciler.backends import backend_for
 from reconciler.brokers.verify import record_verification, verify_plan
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
 from reconciler.gitops import Revision
-from reconciler.gitops.drift import AuditEntry, DriftReport, drift_report, last_apply, read_audit
+from reconciler.gitops.drift import DriftReport, drift_report
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
 from reconciler.manifests.policy import live_violations
@@ -34,17 +34,7 @@ from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.verify.report import VerifyReport
-from reconciler.workflow import (
-    ClusterPlan,
-    cluster_client,
-    now_utc,
-    plan_against,
-    read_cluster,
-    read_scope,
-    with_backend_checks,
-)
-from reconciler.zk.audit import with_applied_passwords
-from reconciler.zk.read import ReadScope, read_live_state
+from reconciler.workflow import ClusterPlan, now_utc, plan_against, with_backend_checks
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +107,6 @@ def _cluster_of(diag: Diagnostic) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == "clusters" else ""
 
 
-def _union(a: ReadScope, b: ReadScope | None) -> ReadScope:
-    return a if b is None else ReadScope(entity_types=a.entity_types | b.entity_types)
-
-
 class _Runner:
     def __init__(self, source: Source, options: Options, history: History) -> None:
         self.source, self.options, self.history = source, options, history
@@ -142,40 +128,29 @@ class _Runner:
         return _timed(outcome, started)
 
     def _reconcile(self, name: str, desired: DesiredState) -> Outcome:
+        """Read, plan (with the backend's own checks), date drift since the last apply and apply, all on one
+        connection of the cluster's backend."""
         root = self.source.root
-        if desired.cluster.is_kraft:
-            return self._reconcile_kraft(name, desired)
-        with cluster_client(desired.cluster, root) as client:
-            entries = read_audit(client, desired.cluster.zookeeper.reconciler_path)
-            applied = last_apply(entries)
+        with backend_for(desired.cluster).connect(desired.cluster, root) as connection:
+            entries = connection.audit_entries()
+            applied = last_apply(entries or [])
             before = self.history.desired(applied.revision, name) if applied is not None else None
-            scope = _union(read_scope(desired), read_scope(before[0]) if before else None)
-            live = with_applied_passwords(client, desired, read_live_state(client, name, scope))
-            result = plan_against(desired, live, root, self.revision)
+            types = read_types(desired) | (read_types(before[0]) if before else frozenset())
+            live = connection.read(desired, entity_types=types)
+            result = with_backend_checks(plan_against(desired, live, root, self.revision), connection, desired)
             # the manifests applied last are usually these very ones (a readable commit, not a dirty tree):
             # their drift plan is this plan
             same = before is not None and applied is not None and applied.revision == self.revision
             try:
-                drift = drift_report(client, name, entries, live,
+                drift = drift_report(connection, name, entries, live,
                                      (lambda _: result.plan) if same else _plan_since(before, live))
             except Exception as exc:  # the report is information: never fail the cluster for it
                 drift = DriftReport(name, applied, note=f"drift report failed: {type(exc).__name__}: {exc}")
-            return replace(self._apply(name, desired, result, drift, client),
+            return replace(self._apply(name, desired, result, drift, connection),
                            policy_drift=policy_drift(root, desired, live))
 
-    def _reconcile_kraft(self, name: str, desired: DesiredState) -> Outcome:
-        """A KRaft cluster through its backend (the Admin API: reconciler/backend.py): read, plan with the brokers'
-        own validation (validateOnly), apply. Drift since the last apply is dated from ZooKeeper's audit znodes,
-        which a KRaft cluster does not have: the report says so instead of guessing."""
-        root = self.source.root
-        live = read_cluster(desired, root)
-        result = with_backend_checks(plan_against(desired, live, root, self.revision), desired, root)
-        drift = DriftReport(name, None, note="drift since the last apply is dated from ZooKeeper's audit trail; a "
-                                             "KRaft cluster has none (the plan above shows every difference)")
-        return replace(self._apply(name, desired, result, drift, None), policy_drift=policy_drift(root, desired, live))
-
     def _apply(self, name: str, desired: DesiredState, result: ClusterPlan, drift: DriftReport,
-               client: KazooClient | None) -> Outcome:
+               connection: Connection) -> Outcome:
         """Apply the plan within policy, on the session that planned it."""
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
@@ -192,7 +167,8 @@ class _Runner:
                 plan, desired, self.source.root, allow_destructive=self.options.allow_destructive,
                 allow_secret_rotation=self.options.allow_secret_rotation,
                 audit_log=self.options.audit_log, user=self.options.user,
-                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify, client=client,
+                lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
+                connection=connection,
             )
         except Interrupted:
             raise

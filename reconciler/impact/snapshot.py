@@ -30,20 +30,13 @@ Reader = Callable[[DesiredState], LiveState]
 
 
 def read_live(desired: DesiredState, root: Path) -> LiveState:
-    """Everything of one cluster: all entity types, brokers and topics (one client, closed after); a KRaft
-    cluster through its Admin API (kraft/read.py)."""
-    from reconciler.workflow import cluster_client
-    from reconciler.zk.read import ReadScope, read_live_state
+    """Everything of one cluster: all entity types, brokers and topics, read by its backend (one connection,
+    closed after)."""
+    from reconciler.backend import EVERY_TYPE
+    from reconciler.backends import backend_for
 
-    if desired.cluster.is_kraft:
-        from reconciler.kraft.backend import kraft_admin
-        from reconciler.kraft.read import read_live as read_kraft
-
-        with kraft_admin(desired.cluster, root) as admin:
-            return read_kraft(admin, desired.cluster.name)  # every entity type
-
-    with cluster_client(desired.cluster, root) as client:
-        return read_live_state(client, desired.cluster.name, ReadScope())
+    with backend_for(desired.cluster).connect(desired.cluster, root) as connection:
+        return connection.read(desired, entity_types=EVERY_TYPE)
 
 
 def collect_rows(states: Mapping[str, DesiredState], root: Path, *, parallel: int = 8,

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
-from reconciler.model import ClusterSpec, DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
+from reconciler.model import (
+    DEFAULT_ENTITY,
+    ClusterSettings,
+    ClusterSpec,
+    DesiredState,
+    EntityRef,
+    LiveState,
+    Secret,
+    SecretRef,
+    SourceRef,
+)
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint, stored_fingerprint
 from reconciler.secrets.refs import resolve
@@ -46,6 +56,31 @@ def cluster_encoders(cluster: ClusterSpec, root: Path) -> Encoders:
     except SecretError as exc:
         return Encoders(None, None, exc.message)
     return Encoders(current, old)
+
+
+def encoder_for_cluster(desired: ClusterSettings, root: Path) -> Callable[[EntityRef], EncoderParams | None]:
+    """The password encoder for each entity: the cluster's, with a broker's own server.properties encoding
+    parameters (never its secret) where it sets them."""
+    encoders = cluster_encoders(desired.cluster, root)
+
+    def encoder_for(ref: EntityRef) -> EncoderParams | None:
+        if encoders.current is None:
+            raise SecretError(f"cannot encode passwords for {ref.display}: {encoders.problem}")
+        static = desired.static.get(ref.name) if ref.name != DEFAULT_ENTITY else None
+        if static is None:
+            return encoders.current
+        params = encoders.current
+        cipher = static.get("password.encoder.cipher.algorithm")
+        length = static.get("password.encoder.key.length")
+        iterations = static.get("password.encoder.iterations")
+        return replace(
+            params,
+            cipher_algorithm=str(cipher.value) if cipher else params.cipher_algorithm,
+            key_length=int(str(length.value)) if length else params.key_length,
+            iterations=int(str(iterations.value)) if iterations else params.iterations,
+        )
+
+    return encoder_for
 
 
 def desired_plaintext(ref: SecretRef, root: Path, source: SourceRef | None, encoders: Encoders) -> Secret:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from reconciler.diff.config import SCRAM_KEYS
+from reconciler.backend import AuditInfo, access_changes, audit_entry
 from reconciler.errors import RefusedError
 from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.plan import Plan
@@ -25,22 +25,12 @@ from reconciler.rules.cluster import kafka_namespace_problem
 if TYPE_CHECKING:  # apply's batches; a plan reads the audit trail without importing the writer
     from reconciler.zk.txn import Group
 
+__all__ = ["AuditInfo", "access_changes", "audit_record", "write_audit"]
+
 log = logging.getLogger(__name__)
 
 AUDIT_NODE = "audit"
 ENTRY_PREFIX = "entry-"
-
-
-@dataclass(frozen=True, slots=True)
-class AuditInfo:
-    """Who applies which plan: `time` is ISO-8601 UTC, `user` e.g. "alice@ops-host"."""
-
-    plan_id: str
-    cluster: str
-    revision: str | None
-    user: str
-    time: str
-    lock_takeovers: tuple[Mapping[str, Any], ...] = ()  # dead applies whose lock this one took over
 
 
 def audit_record(
@@ -49,27 +39,10 @@ def audit_record(
     interruption: Interruption | None = None,
     access: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The entry's JSON object; `result` is "applied", "interrupted" or a short failure description (never a
-    value). `passwords`: the fingerprints of the passwords this apply wrote (secrets/fingerprint.py; no
-    values). `interruption`: what an interrupted apply committed and did not (counts and first units)."""
-    record: dict[str, Any] = {
-        "planId": info.plan_id,
-        "cluster": info.cluster,
-        "revision": info.revision,
-        "user": info.user,
-        "time": info.time,
-        "counts": dict(counts),
-        "result": result,
-    }
-    if passwords:
-        record["passwords"] = {k: dict(v) for k, v in sorted(passwords.items())}
-    if access:  # who gained or lost what (access_changes): names only
-        record["access"] = dict(access)
-    if interruption is not None:
-        record["interrupted"] = interruption.record()
-    if info.lock_takeovers:  # who held the lock, which process, which plan, since when, why it was dead
-        record["lockTakeovers"] = [dict(t) for t in info.lock_takeovers]
-    return record
+    """The entry's JSON object (`backend.audit_entry`); `interruption`: what an interrupted apply committed and
+    did not (counts and first units)."""
+    return audit_entry(info, counts, result, passwords=passwords, access=access,
+                       interruption=None if interruption is None else interruption.record())
 
 
 def write_audit(
@@ -185,22 +158,6 @@ def counts(plan: Plan, done: Written) -> dict[str, int]:
         "batches": done.batches,
         **({"aclEntries": planned.acl_entries} if planned.acl_entries else {}),
     }
-
-
-def access_changes(plan: Plan) -> dict[str, Any]:
-    """What an auditor asks of an access change: each ACL resource pattern with the entries added and removed
-    and the principals that lose access (risk's `losing`), and each SCRAM credential created, replaced or
-    removed (user and mechanism; never a credential). Empty for a plan that changes no access."""
-    out: dict[str, Any] = {}
-    if plan.acls:
-        out["acls"] = [{"resource": a.resource.display, "added": [e.display for e in a.add],
-                        "removed": [e.display for e in a.remove], "losing": list(a.losing)} for a in plan.acls]
-    scram = [{"user": e.ref.name, "mechanism": c.key, "op": c.op} for e in plan.entities
-             if e.ref.entity_type == "users" and e.ref.client is None for c in e.changes if c.key in SCRAM_KEYS]
-    if scram:
-        out["scramCredentials"] = scram
-    return out
-
 
 
 def record_failure(

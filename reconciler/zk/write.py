@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from reconciler.backend import ApplyResult
 from reconciler.errors import (
     ApplyInterrupted,
     ConflictError,
@@ -91,16 +92,6 @@ class ApplyOptions:
         problem = kafka_namespace_problem(self.reconciler_path)  # also refused by validation, with its line
         if problem is not None:
             raise ReconcilerError(problem)
-
-
-@dataclass(frozen=True, slots=True)
-class ApplyResult:
-    entities_written: int
-    notifications: int
-    topics_created: int
-    partitions_added: int
-    batches: int
-    audit_path: str | None
 
 
 def apply_plan(

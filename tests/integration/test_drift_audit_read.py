@@ -8,8 +8,8 @@ import json
 import pytest
 from kazoo.client import KazooClient
 
-from reconciler.gitops.drift import MAX_ENTRIES_READ, read_audit
 from reconciler.zk import bulkread
+from reconciler.zk.drift import MAX_ENTRIES_READ, read_audit
 
 
 def _seed(client: KazooClient, count: int) -> list[str]:

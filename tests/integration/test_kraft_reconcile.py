@@ -34,7 +34,7 @@ def test_reconcile_applies_a_kraft_cluster_then_finds_it_in_sync(kraft4: KraftCl
     code, out, err = invoke(capsys, *args)
     (cluster,) = json.loads(out)["clusters"]
     assert code == 0 and cluster["status"] == "in-sync", err
-    assert "KRaft cluster has none" in cluster["drift"]["note"]
+    assert "keeps no audit trail" in cluster["drift"]["note"]
 
 
 def test_snapshot_rows_of_a_kraft_cluster_come_from_its_admin_api(kraft4: KraftCluster, tmp_path: Path,
