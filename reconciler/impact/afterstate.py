@@ -32,6 +32,8 @@ class AfterRows:
     topics: list[tuple[Any, ...]] = field(default_factory=list)
     # cluster -> its policy.deleteTopics entries (names or shell patterns), for the clusters that opt in
     delete_topics: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # (cluster, broker): the broker ids cluster.yaml declares (spec.brokers), registered or not
+    brokers: list[tuple[str, int]] = field(default_factory=list)
 
 
 def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = None) -> AfterRows:
@@ -42,6 +44,7 @@ def after_rows(states: Mapping[str, DesiredState], catalog: Catalog | None = Non
         ignore = set(state.cluster.policy.ignore_keys)
         out.clusters.append(name)
         out.policies.append((name, state.cluster.policy.prune, sorted(ignore)))
+        out.brokers.extend((name, b) for b in sorted(state.cluster.brokers))
         out.static.extend(static_rows(state, catalog))
         if state.cluster.policy.delete_topics:
             out.delete_topics[name] = tuple(state.cluster.policy.delete_topics)

@@ -153,6 +153,9 @@ def render_html(summary: dict[str, Any]) -> str:
             _card("bytes", s["bytesAffected"], None, size(s["bytesAffected"])),
         ],
         "risk_bar": _risk_bar(s["topicsByRisk"]),
+        "broker_risks": [{"risk": r, "n": (s.get("brokerValuesByRisk") or {}).get(r, 0), "colour": COLOURS[r]}
+                         for r in RISKS] if s.get("brokerValuesByRisk") else [],
+        "unregistered": s.get("brokersNotRegistered") or [],
         "by_key": s["byKey"],
         "by_key_chart": _bar_chart(s["byKey"], "key", "topics", "topic changes", "key"),
         "deleted": _deleted(s),

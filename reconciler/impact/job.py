@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reconciler.impact.afterstate import AfterRows
@@ -55,6 +55,7 @@ class Changes:
     clusters: list[str]
     spark: SparkSession
     reasons: list[tuple[str, ...]]  # the plan's reasons of every rating, by the id an entry carries (`why`)
+    declared_brokers: list[tuple[str, int]] = field(default_factory=list)  # (cluster, broker): spec.brokers
 
     @property
     def topics(self) -> DataFrame:
@@ -103,7 +104,7 @@ def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, fu
     gone = [(r["cluster"], r["topic"]) for r in facts.deleted]  # deleted by apply: no value after, no change
     per_topic = _per_topic(spark, inv, sizes, cands, gone).cache()
     _CACHED.append(per_topic)
-    return Changes(per_topic, sizes is not None, bs, facts, clusters, spark, cands.reasons)
+    return Changes(per_topic, sizes is not None, bs, facts, clusters, spark, cands.reasons, list(after.brokers))
 
 
 def _per_topic(spark: SparkSession, inv: Inventory, sizes: DataFrame | None, cands: Candidates,

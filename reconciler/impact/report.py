@@ -142,6 +142,20 @@ def _deletions(s: dict[str, Any]) -> list[str]:
     return [*out, *_more(len(d.get("rows") or ()), len(rows), "topics to delete"), ""]
 
 
+def risk_split(s: dict[str, Any]) -> list[tuple[str, str]]:
+    """Per risk level, most severe first, what it rates: "2 topic(s), 5 broker value(s)": the topics' ratings and
+    the broker values' (`brokerValuesByRisk`), each the plan's own, so a level is named only where a change has
+    it; levels with nothing are left out."""
+    topics, brokers = s.get("topicsByRisk") or {}, s.get("brokerValuesByRisk") or {}
+    out = []
+    for risk in ("destructive", "disruptive", "safe"):
+        parts = [f"{n:,} {what}" for n, what in ((topics.get(risk, 0), "topic(s)"),
+                                                 (brokers.get(risk, 0), "broker value(s)")) if n]
+        if parts:
+            out.append((risk, ", ".join(parts)))
+    return out
+
+
 def _revision(change: dict[str, Any]) -> str:
     """" at `abc123` (changes since `origin/main`: 3 files under clusters/)": commit ids and counts only; the
     commit subject and file names stay in the HTML and JSON, where they cannot become Markdown."""
@@ -156,12 +170,9 @@ def _revision(change: dict[str, Any]) -> str:
 def render_markdown(summary: dict[str, Any]) -> str:
     s = redacted(summary)
     inv = s["inventory"]
-    risks = s["topicsByRisk"]
     lines = [f"## Fleet impact: {headline(s)}", "", *_deletions(s)]
-    worst = next((r for r in ("destructive", "disruptive") if risks.get(r)), None)
-    if worst or any(k["risk"] != "safe" for k in s["byKey"]):
-        parts = [f"{BADGE[r]} **{r}** on {risks.get(r, 0):,} topic(s)" for r in ("destructive", "disruptive")]
-        lines += [" · ".join(parts), ""]
+    if (split := risk_split(s)) and any(r != "safe" for r, _ in split):
+        lines += [" · ".join(f"{BADGE[r]} **{r}**: {text}" for r, text in split), ""]
     source = s.get("source") or {}
     if source:
         lines += [f"Compared: the manifests{_revision(source.get('change') or {})} against "
@@ -173,6 +184,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
           size(s["bytesAffected"])]],
         1,
     )
+    if unregistered := s.get("brokersNotRegistered"):
+        lines += ["", "Declared in cluster.yaml but not registered when the state was read (their changes are not "
+                      "counted): " + ", ".join(f"{_cell(u['cluster'])} broker(s) {', '.join(map(str, u['brokers']))}"
+                                            for u in unregistered)]
     if s["missingClusters"]:
         lines += ["", f"Not in the inventory (nothing to compare): {', '.join(map(_cell, s['missingClusters']))}"]
     if s["topicsCreated"] or s["partitionIncreases"]:

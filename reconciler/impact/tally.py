@@ -49,7 +49,10 @@ def unpack(facts: Rows, has_sizes: bool) -> dict[str, Rows]:
 def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
     """The broker side of the summary, from the rows the driver resolved, and the inventory's facts."""
     rows = ch.broker_side.rows  # (cluster, broker, key, topic_key, before, after, rules, risk, reasons)
-    hits = ch.broker_side.hits() | {(h["cluster"], h["key"], h["broker"]) for h in hosts}
+    # a topic key counts the brokers on which its effective value changes (a synonym's own value, or a replica of a
+    # changed topic); a broker key (log.retention.ms) the brokers whose own value of it changes
+    hits = (ch.broker_side.hits() | {(h["cluster"], h["key"], h["broker"]) for h in hosts}
+            | {(r[0], r[2], r[1]) for r in ch.broker_side.rows})
     per_key: dict[tuple[str, str], set[int]] = defaultdict(set)
     per_cluster: dict[str, set[int]] = defaultdict(set)
     for c, k, b in hits:
@@ -57,8 +60,10 @@ def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
         per_cluster[c].add(b)
     keys: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"changes": 0, "level": 0, "rules": set()})
     rule_brokers: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for c, b, k, tk, _vb, _va, rules, risk, _why in rows:
-        acc = keys[(c, tk or k)]
+    by_risk = dict.fromkeys(sorted(RISK_ORDER, key=RISK_ORDER.__getitem__, reverse=True), 0)
+    for c, b, k, _tk, _vb, _va, rules, risk, _why in rows:
+        by_risk[risk] += 1
+        acc = keys[(c, k)]  # the broker key: its rating is the broker value's, as the plan rates that entity
         acc["changes"] += 1
         acc["level"] = max(acc["level"], RISK_ORDER[risk])
         acc["rules"] |= set(rules)
@@ -69,6 +74,8 @@ def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
             rule_brokers[(h["cluster"], r)].add(h["broker"])
     order = sorted(rows, key=lambda r: (-RISK_ORDER[r[7]], r[0], r[1], r[2]))[:sample]
     facts = ch.facts
+    # spec.brokers of the clusters in the inventory: a declared broker that is down is still one of the fleet's
+    declared = {(c, b) for c, b in ch.declared_brokers if c in facts.present}
     return {
         "hits": [{"cluster": c, "key": k, "brokers": len(bs)} for (c, k), bs in per_key.items()],
         "hitBrokers": [{"cluster": c, "brokers": len(bs)} for c, bs in per_cluster.items()],
@@ -78,7 +85,10 @@ def broker_sections(ch: Changes, hosts: Rows, sample: int) -> dict[str, Rows]:
         "ruleBrokers": [{"cluster": c, "rule": r, "brokers": len(bs)} for (c, r), bs in rule_brokers.items()],
         "inventory": [{"topics": sum(t[0] for t in facts.topics.values()),
                        "partitions": sum(t[1] for t in facts.topics.values())}],
-        "inventoryBrokers": [{"n": len(facts.brokers)}],
+        "inventoryBrokers": [{"n": len(set(facts.brokers) | declared)}],
+        "unregistered": [{"cluster": c, "brokers": sorted(b for c2, b in declared - set(facts.brokers) if c2 == c)}
+                         for c in sorted({c for c, _ in declared - set(facts.brokers)})],
+        "brokersByRisk": [by_risk],
         "present": [{"cluster": c} for c in facts.present],
         "created": [{"n": facts.created}],
         "grown": [{"n": facts.grown}],
@@ -121,6 +131,7 @@ def tally(s: dict[str, Rows], ch: Changes) -> dict[str, Any]:
         "partitionsAffected": partitions,
         "bytesAffected": bytes_,
         "topicsByRisk": by_risk,
+        "brokerValuesByRisk": s["brokersByRisk"][0],
         "topicChangesTotal": sum(r["topics"] for r in s["keys"]),
         "brokerChangesTotal": sum(r["changes"] for r in s["brokerKeys"]),
         "byKey": _by_key(s, has_sizes),
@@ -130,6 +141,7 @@ def tally(s: dict[str, Rows], ch: Changes) -> dict[str, Any]:
         "inventory": {"clusters": len(present), "brokers": s["inventoryBrokers"][0]["n"],
                       "topics": inventory["topics"], "partitions": int(inventory["partitions"] or 0)},
         "missingClusters": sorted(set(ch.clusters) - present),
+        "brokersNotRegistered": s["unregistered"],
         "topicsCreated": s["created"][0]["n"],
         "partitionIncreases": s["grown"][0]["n"],
         "topicsDeleted": topics_deleted,

@@ -153,7 +153,7 @@ def test_totals(results: dict[str, Any]) -> None:
 def test_by_key(results: dict[str, Any]) -> None:
     by_key = {k["key"]: k for k in results["summary"]["byKey"]}
     assert [k["key"] for k in results["summary"]["byKey"]] == [
-        "retention.ms", "cleanup.policy", "segment.bytes", "num.io.threads"]
+        "retention.ms", "cleanup.policy", "segment.bytes", "log.retention.ms", "num.io.threads", "log.segment.bytes"]
     assert by_key["retention.ms"] == {
         "key": "retention.ms", "clusters": 4, "brokers": 10, "topics": 5, "partitions": 12, "bytes": 396,
         "risk": "destructive", "rules": ["retention-lowered"]}
@@ -167,6 +167,17 @@ def test_by_key(results: dict[str, Any]) -> None:
         "key": "num.io.threads", "clusters": 1, "brokers": 3, "topics": 0, "partitions": 0, "bytes": 0,
         "risk": "disruptive", "rules": ["threads-reduced"]}
     assert "min.insync.replicas" not in by_key  # ignoreKeys: the live value stays
+    # the broker values' own changes, under the broker key the plan names them by and rated as the plan rates the
+    # broker entity (issue 39 item 10): shield 1-3, perbroker 2-3, synonyms 1 (1d -> 2d: raised) and 2 (lowered)
+    assert by_key["log.retention.ms"] == {
+        "key": "log.retention.ms", "clusters": 3, "brokers": 7, "topics": 0, "partitions": 0, "bytes": 0,
+        "risk": "destructive", "rules": ["retention-lowered"]}
+    assert by_key["log.segment.bytes"] == {
+        "key": "log.segment.bytes", "clusters": 1, "brokers": 2, "topics": 0, "partitions": 0, "bytes": 0,
+        "risk": "safe", "rules": []}
+    # per broker value: shield 3 + perbroker 2 + synonyms broker 2 lowered; 3 fewer io threads; the raise and
+    # the two segment sizes safe
+    assert results["summary"]["brokerValuesByRisk"] == {"destructive": 6, "disruptive": 3, "safe": 3}
 
 
 def test_by_rule(results: dict[str, Any]) -> None:
