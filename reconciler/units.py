@@ -201,3 +201,35 @@ def looks_like_seconds(key: str, value: str) -> str | None:
     if n % 3_600 or not n % 60_000:
         return None
     return _duration(n * 1000)
+
+
+# The human forms `humanize` prints, read back: durations in ms, sizes in bytes (binary units, as Kafka's docs;
+# decimal ones too). Policies write bounds so (`max: 30d`), and a manifest value written so gets a hint.
+DURATION_MS = {"ms": 1, "s": 1_000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
+               "w": 7 * 86_400_000}
+SIZE_BYTES = {"b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+              "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
+_HUMAN = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*")
+
+
+def unit_hint(key: str, value: str) -> str | None:
+    """`; write 604800000 (7d in milliseconds)` for `retention.ms: 7d`: a duration or size written in a human
+    form where Kafka reads a plain number of the key's unit (ms, bytes, bytes/s). None when it is not one."""
+    unit = unit_of(key)
+    match = _HUMAN.fullmatch(value) if len(value) <= 40 else None
+    if unit is None or match is None:
+        return None
+    table = DURATION_MS if unit == "ms" else SIZE_BYTES
+    factor_ = table.get(match.group(2).lower())
+    if factor_ is None:
+        return None
+    number = float(match.group(1)) * factor_
+    if not number.is_integer():
+        return None
+    words = {"ms": "milliseconds", "bytes": "bytes", "bytes/s": "bytes per second"}[unit]
+    return f"; write {int(number)} ({value.strip()} in {words})"
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`1 entry`, `3 entries`, `1,204 entries`: a count with its noun in the right number."""
+    return f"{n:,} {one if n == 1 else many}"

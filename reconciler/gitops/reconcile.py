@@ -33,6 +33,7 @@ from reconciler.manifests.policy import live_violations
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
+from reconciler.units import counted
 from reconciler.verify.report import VerifyReport
 from reconciler.workflow import ClusterPlan, now_utc, plan_against, with_backend_checks
 
@@ -155,7 +156,7 @@ class _Runner:
         if has_errors(result.diagnostics):
             errors = sum(d.severity == "error" for d in result.diagnostics)
             return Outcome(name, "failed", plan=result.plan, drift=drift, diagnostics=result.diagnostics,
-                           error=f"{errors} problem(s) with the live state; see the diagnostics")
+                           error=f"nothing applied: {counted(errors, 'error', 'errors')} in its plan")
         plan = result.plan
         if plan.is_empty:
             return Outcome(name, "in-sync", plan=plan, drift=drift, diagnostics=result.diagnostics)

@@ -48,11 +48,19 @@ def _drift_cell(drift: DriftReport | None) -> str:
 
 def _detail(o: Outcome) -> str:
     if o.error:
-        first = printable(o.error.splitlines()[0])
+        errors = [d.message for d in o.diagnostics if d.severity == "error"]
+        first = printable(o.error.splitlines()[0] + (f": {errors[0]}" if errors else ""))
         return first if len(first) <= DETAIL_WIDTH else first[:DETAIL_WIDTH - 1] + "…"
     if o.audit_path:
         return f"audit {o.audit_path}"
     return ""
+
+
+def text_lines(text: str) -> list[str]:
+    """A message as the lines it was written in (a hint's `check:` lines), each one escaped on its own: a cron
+    log reads text, not `\\n`. Later lines are indented: no text from a manifest or ZooKeeper starts a line."""
+    first, *rest = text.split("\n")
+    return [printable(first), *(printable(part if part.startswith(" ") else f"  {part}") for part in rest)]
 
 
 def _value(value: str | None) -> str:
@@ -102,7 +110,7 @@ def summary_blocks(result: PassResult) -> list[Block]:
     blocks: list[Block] = [line(printable(f"reconcile of {rev.describe() if rev else 'an unversioned directory'} "
                                           f"({result.started})"), "heading")]
     if result.error:
-        blocks.append(line(printable(f"error: {result.error}"), "plan.remove"))
+        blocks += [line(text, "plan.remove") for text in text_lines(f"error: {result.error}")]
     if result.outcomes:
         rows = tuple(
             ((o.cluster, None), (o.status, _STATUS_STYLE.get(o.status)), (_changes(o.plan), None),
@@ -118,8 +126,8 @@ def summary_blocks(result: PassResult) -> list[Block]:
         blocks += [line(printable(text)) for text in policy_drift_lines(o)]
     for o in result.outcomes:
         if o.failed:
-            failure = printable(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
-            blocks.append(line(failure, "plan.remove"))
+            failure = text_lines(f"{o.cluster} {o.status}: {o.error or 'see the diagnostics'}")
+            blocks += [line(text, "plan.remove" if i == 0 else None) for i, text in enumerate(failure)]
             blocks += [line(f"  {d.render()}") for d in o.diagnostics if d.severity == "error"]
             if o.verification is not None:
                 blocks += [line(printable(f"  {p.line}")) for p in o.verification.problems()]

@@ -11,7 +11,7 @@ from typing import Any
 
 from reconciler.catalog import load_catalog
 from reconciler.impact.policy_counts import policy_change_markdown, policy_markdown
-from reconciler.units import short
+from reconciler.units import counted, short
 
 BUDGET = 60_000
 BADGE = {"safe": "✅", "disruptive": "⚠️", "destructive": "🛑"}
@@ -211,7 +211,7 @@ def _access(a: dict[str, Any] | None) -> list[str]:
     if a.get("note"):
         return [*out, _cell(str(a["note"]))]
     losing = a["principalsLosingAccess"]
-    out += [f"{a['entriesAdded']:,} ACL entr(ies) added, {a['entriesRemoved']:,} removed"
+    out += [f"{counted(a['entriesAdded'], 'ACL entry', 'ACL entries')} added, {a['entriesRemoved']:,} removed"
             + (f"; 🔒 losing access: {', '.join(_cell(p) for p in losing)}" if losing else ""), ""]
     return out + _table(["cluster", "entries added", "entries removed", "losing access", "why"], [
         [_cell(c["cluster"]), count(c["entriesAdded"]), count(c["entriesRemoved"]),

@@ -39,6 +39,7 @@ from reconciler.model import DEFAULT_ENTITY, ClusterSpec, EntityRef, Secret
 from reconciler.plan import Change, EntityPlan, Plan
 from reconciler.secrets.fingerprint import password_key
 from reconciler.secrets.scram import MECHANISMS
+from reconciler.units import counted
 
 SecretFor = Callable[[Change, EntityRef], Secret]
 _QUOTA_ENTITY = {v: k for k, v in QUOTA_TYPES.items()}  # our entity types -> ClientQuotaEntity types
@@ -263,9 +264,11 @@ def write(admin: KraftAdmin, plan: Plan, ops: Operations) -> Written:
     if ops.scram:
         check(admin.alter_scram(ops.scram), "SCRAM credentials of", f"{len(ops.scram)} SCRAM credential(s)")
     if ops.acl_creates:
-        check(admin.create_acls(ops.acl_creates), "ACL", f"{len(ops.acl_creates)} ACL entr(ies) added")
+        check(admin.create_acls(ops.acl_creates), "ACL",
+              f"{counted(len(ops.acl_creates), 'ACL entry', 'ACL entries')} added")
     if ops.acl_deletes:
-        check(admin.delete_acls(ops.acl_deletes), "ACL", f"{len(ops.acl_deletes)} ACL entr(ies) removed")
+        check(admin.delete_acls(ops.acl_deletes), "ACL",
+              f"{counted(len(ops.acl_deletes), 'ACL entry', 'ACL entries')} removed")
     if ops.deletes:
         check(admin.delete_topics(ops.deletes), "delete topic", f"{len(ops.deletes)} topic(s) deleted")
     return Written(len(ops.configs) + len(ops.quotas) + len(ops.scram), len(ops.topics),

@@ -28,6 +28,7 @@ from urllib.parse import unquote, urljoin
 
 from reconciler.errors import Diagnostic
 from reconciler.manifests.load import Document
+from reconciler.units import unit_hint
 
 if TYPE_CHECKING:  # jsonschema itself is imported only when a document fails the fast check (below)
     from jsonschema.exceptions import ValidationError
@@ -339,7 +340,8 @@ def _explain(error: ValidationError, prefix: JsonPath) -> Iterator[tuple[JsonPat
     elif kind == "type":
         types = [value] if isinstance(value, str) else list(value)
         expected = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-        yield path, f"{label} must be {expected}, got {_got(instance)}{_quote_hint(types, instance)}", None
+        yield path, (f"{label} must be {expected}, got {_got(instance)}{_quote_hint(types, instance)}"
+                     f"{_unit_hint(path, instance)}"), None
     elif kind == "enum":
         choices = ", ".join(json.dumps(v) for v in value)
         hint = _did_you_mean(str(instance), [str(v) for v in value]) if isinstance(instance, str) else ""
@@ -349,7 +351,7 @@ def _explain(error: ValidationError, prefix: JsonPath) -> Iterator[tuple[JsonPat
     elif kind == "pattern":  # a lower-case description is a noun phrase written for this message
         what = schema.get("description", "")
         what = what if what[:1].islower() else f"a string matching {value}"
-        yield path, f"{label} must be {what}, got {_got(instance)}", None
+        yield path, f"{label} must be {what}, got {_got(instance)}{_unit_hint(path, instance)}", None
     elif kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
         yield path, f"{label} must be {op} {value}, got {_got(instance)}", None
@@ -398,7 +400,8 @@ def _explain_branches(error: ValidationError, prefix: JsonPath) -> Iterator[tupl
 
         yield from _explain(best_match(e for errs in fitting for e in errs), prefix)
     elif description:
-        message = f"{_label(path)} must be {description.rstrip('.')}; got {_got(error.instance)}"
+        message = (f"{_label(path)} must be {description.rstrip('.')}; got {_got(error.instance)}"
+                   f"{_unit_hint(path, error.instance)}")
         yield path, message, None
     else:
         yield path, f"{_label(path)} is not valid here: {_got(error.instance)}", None
@@ -406,6 +409,13 @@ def _explain_branches(error: ValidationError, prefix: JsonPath) -> Iterator[tupl
 
 def _last_key(path: Sequence[str | int]) -> str | None:
     return next((p for p in reversed(path) if isinstance(p, str)), None)
+
+
+def _unit_hint(path: JsonPath, instance: Any) -> str:
+    """`; write 604800000 (7d in milliseconds)` for a config value written `7d` (units.unit_hint)."""
+    if not path or not isinstance(path[-1], str) or not isinstance(instance, str):
+        return ""
+    return unit_hint(path[-1], instance) or ""
 
 
 def _label(path: JsonPath) -> str:

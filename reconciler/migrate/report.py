@@ -26,6 +26,7 @@ from typing import Literal
 from reconciler.catalog import SCRAM_KEYS, Catalog
 from reconciler.errors import printable
 from reconciler.model import ClusterSpec, EntityRef, LiveState
+from reconciler.units import counted
 
 Kind = Literal["lost", "rejected", "ignored", "action"]
 KINDS: tuple[Kind, ...] = ("lost", "rejected", "ignored", "action")
@@ -110,7 +111,8 @@ def migration_report(cluster: ClusterSpec, live: LiveState, catalog: Catalog,
     acls = live.acls or {}
     if acls:
         entries = sum(len(a.entries) for a in acls.values())
-        findings.append(Finding("action", "ACLs", None, f"{len(acls)} resource pattern(s), {entries} entr(ies): "
+        findings.append(Finding("action", "ACLs", None,
+                                f"{len(acls)} resource pattern(s), {counted(entries, 'entry', 'entries')}: "
                                 "migrated into the metadata log; set authorizer.class.name=org.apache.kafka."
                                 "metadata.authorizer.StandardAuthorizer on the KRaft controllers and, after the "
                                 "migration, on the brokers (AclAuthorizer reads ZooKeeper)"))

@@ -1,11 +1,15 @@
 """Policies judged over one cluster view: violations, exceptions, and their diagnostics (PURE).
 
 A rule reads the effective value after the change (`views`); a value Kafka hides (a password) or that nothing
-sets is not judged by a value check. Each violation is a Diagnostic at the manifest line of the value that
-breaks the rule (else the entity's declaration, else the Cluster document), naming the policy's file:line, its
-message and documentation link; `error` blocks (validate, plan, the PR check), `warn` is a warning. An
-exception waives the rules it names for one entity until its expiry date (inclusive); once expired it waives
-nothing and is itself an error at its line, so that it is renewed or removed on purpose.
+sets is not judged by a value check, nor is one that is not a number where a bound expects one (validation
+reports it as Kafka would: policies judge only values that parse). Each violation is a Diagnostic at the
+manifest line of the value that breaks the rule (else the entity's declaration, else the Cluster document),
+naming the policy's file:line, its message and documentation link; `error` blocks (validate, plan, the PR
+check), `warn` is a warning. An exception waives the rules it names for one entity until its expiry date
+(inclusive); once expired it waives nothing: a violation it would have waived is an error like any other that
+names the exception, its line and its expiry; it blocks what it governed, nothing else (in a plan that does not
+change that entity it is a warning), and an expired
+exception that governs no violation is a warning at its line, to be removed.
 """
 
 from __future__ import annotations
@@ -34,10 +38,14 @@ class Violation:
     detail: str  # what is wrong, with the value as read
     source: SourceRef | None  # the value's manifest line (else the entity's, else the Cluster's)
     live: bool = False
+    lapsed: PolicyException | None = None  # an expired exception that waived this rule for this entity
+    untouched: bool = False  # a plan judged it, and does not change it
 
     @property
     def severity(self) -> Severity:
-        return self.rule.severity
+        """The rule's; a warning where an exception lapsed on an entity the plan leaves as it is: the exception
+        blocks what it governed (a change to that entity), not every other change of the cluster."""
+        return "warning" if self.lapsed is not None and self.untouched else self.rule.severity
 
     def diagnostic(self) -> Diagnostic:
         where = f"{self.rule.source.file}:{self.rule.source.line}"
@@ -45,6 +53,13 @@ class Violation:
         said = "in ZooKeeper: " if self.live else ""
         message = (f"policy {self.policy.name}, rule {self.rule.id} ({where}): cluster {self.cluster}: "
                    f"{said}{self.entity}: {self.detail}: {self.rule.message}{docs}")
+        if self.lapsed is not None:
+            exc = self.lapsed
+            message += (f"; the exception for {exc.entity} ({exc.source.file}:{exc.source.line}, reason given: "
+                        f"{exc.reason}) expired on {exc.expires.isoformat()}: renew it with a new date or fix "
+                        f"{exc.entity}")
+            if self.untouched:
+                message += f" (this plan does not change {self.entity}, so it does not block it)"
         return Diagnostic(self.severity, message, self.source, f"{KEY_PREFIX}{self.policy.name}/{self.rule.id}")
 
 
@@ -89,8 +104,10 @@ def _value_problem(rule: Rule, subject: Subject) -> tuple[str, SourceRef | None]
     at = value.source or subject.source
     if rule.check == "bounds":
         number = _number(key, value.text)
-        low = rule.minimum is not None and (number is None or number < rule.minimum)
-        high = rule.maximum is not None and (number is None or number > rule.maximum)
+        if number is None:
+            return None  # not a number: Kafka's type check reports it (`7d` for a LONG), a bound cannot judge it
+        low = rule.minimum is not None and number < rule.minimum
+        high = rule.maximum is not None and number > rule.maximum
         if not (low or high):
             return None
         return f"{key} is {_shown(key, value)}, not {rule.bounds_text}", at
@@ -111,24 +128,32 @@ def _value_problem(rule: Rule, subject: Subject) -> tuple[str, SourceRef | None]
     return None
 
 
+def _governs(exc: PolicyException, rule: Rule, cluster: str, entity: str) -> bool:
+    if exc.entity != entity or (exc.rules and rule.id not in exc.rules):
+        return False
+    return not exc.clusters or any(fnmatch.fnmatchcase(cluster, p) for p in exc.clusters)
+
+
 def _waiver(policy: PolicyDoc, rule: Rule, cluster: str, entity: str, today: date) -> PolicyException | None:
-    for exc in policy.exceptions:
-        if exc.entity != entity or (exc.rules and rule.id not in exc.rules):
-            continue
-        if exc.clusters and not any(fnmatch.fnmatchcase(cluster, p) for p in exc.clusters):
-            continue
-        if exc.expires >= today:
-            return exc
-    return None
+    return next((e for e in policy.exceptions if e.expires >= today and _governs(e, rule, cluster, entity)), None)
 
 
-def _expired(policy: PolicyDoc, cluster: str, today: date) -> list[Diagnostic]:
+def _lapsed(policy: PolicyDoc, rule: Rule, cluster: str, entity: str, today: date) -> PolicyException | None:
+    """The expired exception that would have waived `rule` for `entity` (the violation names it)."""
+    return next((e for e in policy.exceptions if e.expires < today and _governs(e, rule, cluster, entity)), None)
+
+
+def _expired(policy: PolicyDoc, cluster: str, today: date, named: set[PolicyException]) -> list[Diagnostic]:
+    """Expired exceptions that govern no violation of `cluster` (those are named by their violations): a
+    warning each, to remove them; they waive nothing, so they block nothing."""
     out = []
     for exc in policy.exceptions:
-        if exc.expires < today and (not exc.clusters or any(fnmatch.fnmatchcase(cluster, p) for p in exc.clusters)):
+        if exc.expires >= today or exc in named:
+            continue
+        if not exc.clusters or any(fnmatch.fnmatchcase(cluster, p) for p in exc.clusters):
             out.append(Diagnostic(
-                "error", f"policy {policy.name}: the exception for {exc.entity} expired on {exc.expires.isoformat()} "
-                f"(reason given: {exc.reason}); renew it with a new date or remove it and fix {exc.entity}",
+                "warning", f"policy {policy.name}: the exception for {exc.entity} expired on "
+                f"{exc.expires.isoformat()} (reason given: {exc.reason}) and waives nothing now: remove it",
                 exc.source, f"{KEY_PREFIX}{policy.name}/exception"))
     return out
 
@@ -149,10 +174,12 @@ def violations(policies: PolicySet, view: ClusterView, today: date) -> list[Viol
                 continue  # a change's size: there is no change in live state
             for subject in subjects:
                 problem = _value_problem(rule, subject)
-                if problem is None or _waiver(policy, rule, view.name, subject.ref.display, today):
+                entity = subject.ref.display
+                if problem is None or _waiver(policy, rule, view.name, entity, today):
                     continue
-                found.append(Violation(policy, rule, view.name, subject.ref.display, problem[0],
-                                       problem[1] or view.source, view.live))
+                found.append(Violation(policy, rule, view.name, entity, problem[0], problem[1] or view.source,
+                                       view.live, _lapsed(policy, rule, view.name, entity, today),
+                                       not subject.changed))
     return found
 
 
@@ -163,16 +190,19 @@ def _count(policy: PolicyDoc, rule: Rule, view: ClusterView, today: date) -> lis
         if rule.limit is None or len(names) <= rule.limit or _waiver(policy, rule, view.name, kind, today):
             continue
         out.append(Violation(policy, rule, view.name, kind, f"{len(names):,} {kind}, over the limit of "
-                             f"{rule.limit:,.0f}", view.source, view.live))
+                             f"{rule.limit:,.0f}", view.source, view.live, _lapsed(policy, rule, view.name, kind,
+                                                                                   today)))
     return out
 
 
 def diagnostics(policies: PolicySet, view: ClusterView, today: date) -> list[Diagnostic]:
     """The violations of `view` and the expired exceptions of the policies that select it."""
-    out = [v.diagnostic() for v in violations(policies, view, today)]
+    found = violations(policies, view, today)
+    out = [v.diagnostic() for v in found]
+    named = {v.lapsed for v in found if v.lapsed is not None}
     for policy in policies.policies:
         if cluster_selected(policy.selector, policy, view.name, view.labels):
-            out += _expired(policy, view.name, today)
+            out += _expired(policy, view.name, today, named)
     return out
 
 

@@ -14,6 +14,7 @@ from datetime import date
 from typing import Literal
 
 from reconciler.model import SourceRef, frozen_map
+from reconciler.units import DURATION_MS, SIZE_BYTES
 
 Severity = Literal["error", "warning"]
 Check = Literal["bounds", "allowed", "forbidden", "required", "namePattern", "maxCount", "maxDecrease"]
@@ -22,11 +23,6 @@ KINDS = ("topics", "brokers", "users", "clients", "ips")
 # Topic settings that are not configs (the assignment's partition count and replica count)
 TOPIC_SETTINGS = ("partitions", "replicationFactor")
 
-# The human forms units.py prints, read back: durations in ms, sizes in bytes (binary units, as Kafka's docs)
-_DURATION_MS = {"ms": 1, "s": 1_000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
-                "w": 7 * 86_400_000}
-_SIZE_BYTES = {"b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-               "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
 _BOUND = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*")
 
 
@@ -43,7 +39,7 @@ def parse_bound(raw: object) -> float:
     number, unit = float(match.group(1)), match.group(2).lower()
     if not unit:
         return number
-    factor = _DURATION_MS.get(unit) or _SIZE_BYTES.get(unit)
+    factor = DURATION_MS.get(unit) or SIZE_BYTES.get(unit)
     if factor is None:
         raise ValueError(f"unknown unit {match.group(2)!r} in {str(raw)!r} (durations: ms, s, m, h, d, w; sizes: "
                          "B, KiB, MiB, GiB, TiB)")

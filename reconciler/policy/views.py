@@ -42,12 +42,13 @@ NONE = Value(None)
 @dataclass(frozen=True)
 class Subject:
     """One entity: its reference, where it is declared, its values after the change and before it (None: no
-    before, as in `validate`)."""
+    before, as in `validate`), and whether the plan changes it."""
 
     ref: EntityRef
     source: SourceRef | None
     after: Callable[[str], Value]
     before: Callable[[str], Value] | None = None
+    changed: bool = True  # the plan changes it (a planned view); a manifest or live view: always judged as changed
 
     @property
     def name(self) -> str:
@@ -151,6 +152,7 @@ def planned_view(desired: DesiredState, live: LiveState, plan: Plan, catalog: Ca
     version = desired.cluster.kafka_version
     created = {t.name: t for t in plan.topics_to_create}
     grown = {g.name: g.target for g in plan.partition_increases}
+    touched = {e.ref for e in plan.entities} | {EntityRef("topics", n) for n in (*created, *grown)}
     subjects: list[Subject] = []
     for topic in desired.topics.values():
         ref = EntityRef("topics", topic.name)
@@ -166,10 +168,11 @@ def planned_view(desired: DesiredState, live: LiveState, plan: Plan, catalog: Ca
                                    at_rf or topic.rf_source, ref.display)
         old = _topic_settings(before, catalog, version, live_parts, live_rf, None, None, f"/brokers/topics/{ref.name}")
         subjects.append(Subject(ref, topic.source, _reader(after, catalog, ref, version, settings),
-                                _reader(before, catalog, ref, version, old) if now is not None else None))
+                                _reader(before, catalog, ref, version, old) if now is not None else None,
+                                ref in touched))
     for ref, entity in desired.entities.items():
         subjects.append(Subject(ref, entity.source, _reader(after, catalog, ref, version, _no_settings),
-                                _reader(before, catalog, ref, version, _no_settings)))
+                                _reader(before, catalog, ref, version, _no_settings), ref in touched))
     population = dict(_population(subjects))
     population["topics"] = sorted({*live.topics, *created} - {t.name for t in plan.topics_to_delete})
     return ClusterView(desired.cluster.name, desired.cluster.labels, subjects, frozen_map(population),

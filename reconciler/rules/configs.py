@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
-from reconciler.units import humanize, looks_like_seconds, parse_int, parse_number
+from reconciler.units import humanize, looks_like_seconds, parse_int, parse_number, unit_hint
 from reconciler.values import problem, shown
 
 ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
@@ -33,7 +33,9 @@ def _value_problem(base: ConfigKey, key: str, value: DesiredValue) -> Diagnostic
     reason = problem(base, value.value)
     if reason is None:
         return None
-    return Diagnostic("error", f"invalid value '{shown(value.value)}' for '{key}': {reason}", value.source, key)
+    hint = unit_hint(key, value.value) or ""
+    return Diagnostic("error", f"invalid value '{shown(value.value)}' for '{key}': {reason}{hint}", value.source,
+                      key)
 
 
 def check_broker_key(

@@ -18,6 +18,7 @@ from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SourceRef
 from reconciler.rules.live_listeners import check_listener_configs
 from reconciler.rules.live_threads import check_thread_pools
+from reconciler.rules.topics import min_isr_above_rf
 from reconciler.units import parse_int
 
 # Kafka's default listener.security.protocol.map: every security protocol is a listener name of its own.
@@ -201,15 +202,11 @@ def _min_insync(desired: DesiredState, live: LiveState, catalog: Catalog) -> Ite
             if live_cfg is not None and "min.insync.replicas" in live_cfg.config:
                 continue  # an unmanaged topic's own override: not ours to judge
         if override is not None:
+            if topic is not None and topic.replication_factor is not None:
+                continue  # validate judged it against the declared replication factor (rules/topics.py)
             if (wanted := parse_int(override.value)) is not None and wanted > rf:
-                yield Diagnostic(
-                    "warning",
-                    f"topic {name}: min.insync.replicas={override.value} is above its replication factor "
-                    f"{rf}; producers with acks=all will fail with NotEnoughReplicas. Set it to at most "
-                    f"{rf} (usually {max(1, rf - 1)})",
-                    override.source,
-                    "min.insync.replicas",
-                )
+                yield Diagnostic("warning", min_isr_above_rf(name, override.value, rf), override.source,
+                                 "min.insync.replicas")
         elif default > rf and (declared or topic is not None):
             low.append(f"{name} (RF {rf})")
             if low_source is None and topic is not None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, SecretRef, SourceRef, sanitize
+from reconciler.units import unit_hint
 from reconciler.values import problem, shown
 
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")  # ScramMechanism.mechanismName of each
@@ -121,7 +122,7 @@ def check_quotas(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
             reason = problem(base, value.value)
             if reason is not None:
                 integral = base.type in ("LONG", "INT", "SHORT")
-                tip = " (rates of this kind must be whole numbers)" if integral else ""
+                tip = unit_hint(key, value.value) or (" (rates of this kind must be whole numbers)" if integral else "")
                 diags.append(Diagnostic(
                     "error", f"invalid value '{shown(value.value)}' for quota '{key}': {reason}{tip}", value.source, key
                 ))

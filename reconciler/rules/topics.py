@@ -63,13 +63,16 @@ def check_topics(state: DesiredState) -> list[Diagnostic]:
         isr_value = isr.value if isr is not None and not isinstance(isr.value, SecretRef) else ""
         wanted = parse_int(isr_value, 32)
         if rf is not None and isr is not None and wanted is not None and wanted > rf:
-            diags.append(Diagnostic(
-                "warning",
-                f"min.insync.replicas {wanted} is above the replication factor {rf}: producers with "
-                "acks=all will always fail for this topic",
-                isr.source, "min.insync.replicas",
-            ))
+            diags.append(Diagnostic("warning", min_isr_above_rf(topic.name, isr_value, rf), isr.source,
+                                    "min.insync.replicas"))
     return diags
+
+
+def min_isr_above_rf(topic: str, wanted: str, rf: int) -> str:
+    """The one wording of a topic's min.insync.replicas above its replication factor (validate judges a declared
+    replication factor, plan the live one: rules/live.py), so a plan never says it twice in two ways."""
+    return (f"topic {topic}: min.insync.replicas={wanted} is above its replication factor {rf}; producers with "
+            f"acks=all will fail with NotEnoughReplicas. Set it to at most {rf} (usually {max(1, rf - 1)})")
 
 
 def check_broker_ids(state: DesiredState) -> list[Diagnostic]:

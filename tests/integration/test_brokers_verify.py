@@ -232,6 +232,8 @@ def test_apply_verify_command_exit_codes_report_and_audit(
     assert [(v["cluster"], v["verified"], v["notTaken"], v["unreachable"]) for v in document["verifications"]] == [
         ("c1", True, 0, 0)]
     assert "c1: verified: every broker took every change" in captured.err
+    # once, not nested in the progress line (issue 39 item 9: "c1: verify on brokers at …: c1: verified: …")
+    assert captured.err.count("verified: every broker took every change") == 1, captured.err
     entries = [json.loads(line) for line in audit.read_text().splitlines()]
     assert entries[-1]["event"] == "verify" and entries[-1]["verified"] is True
 

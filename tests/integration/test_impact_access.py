@@ -97,7 +97,7 @@ def test_reports_show_the_access_section_escaped() -> None:
         write["c1"].cluster.policy, prune_acls=True)))
     s["access"] = access_summary(write, live)
     md, html = render_markdown(s), render_html(s)
-    assert "### Access (ACLs)" in md and "0 ACL entr(ies) added, 1 removed" in md
+    assert "### Access (ACLs)" in md and "0 ACL entries added, 1 removed" in md
     # a principal is shown as a code span (inert), its `|` escaped so it cannot break the table; prose escaped
     assert "`User:<script>x</script>\\|@org/admins`" in md and "User\\:\\<script\\>" in md
     assert "Access (ACLs)" in html and "<script>x" not in html and "&lt;script&gt;" in html

@@ -10,7 +10,6 @@ import select
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +27,11 @@ def readme_commands() -> list[list[str]]:
     block = section[section.index("```bash\n") + 8:]
     block = block[:block.index("```")]
     commands = [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
-    assert [c[:2] for c in commands] == [["reconciler", "validate"], ["reconciler", "plan"], ["reconciler", "show"],
-                                         ["reconciler", "apply"], ["reconciler", "describe"]]
+    # as the set-up leaves it: the command is in .venv/bin, not on PATH (issue 39 item 12)
+    assert [c[:2] for c in commands] == [[".venv/bin/reconciler", "validate"], [".venv/bin/reconciler", "plan"],
+                                         [".venv/bin/reconciler", "show"], [".venv/bin/reconciler", "apply"],
+                                         [".venv/bin/reconciler", "describe"]]
+    assert (REPO / commands[0][0]).is_file(), "scripts/bootstrap.sh installs the command the README calls"
     return commands
 
 
@@ -68,9 +70,8 @@ def test_the_readme_first_cluster_commands_run_as_written(kafka: KafkaCluster, t
     text = text.replace("127.0.0.1:2181/kafka/local-dev", kafka.zk_connect)
     text = re.sub(r'bootstrapServers: "[^"]*"', f'bootstrapServers: "{kafka.bootstrap}"', text)
     cluster.write_text(text)
-    reconciler = [sys.executable, "-m", "reconciler", "--repo", str(root)]
     for command in readme_commands():
-        argv = reconciler + command[1:]
+        argv = [str(REPO / command[0]), "--repo", str(root), *command[1:]]  # the command the set-up installed
         if command[1] == "apply":
             code, out = run_on_terminal(argv, tmp_path, "yes")
             assert code == 0, out

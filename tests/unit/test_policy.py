@@ -191,12 +191,17 @@ def test_exceptions_valid_and_expired(tmp_path: Path) -> None:
     root = repo(tmp_path, policy("durability", body.replace("EXPIRES", "2999-12-31")))
     assert policy_diags(root) == []
     repo(root, policy("durability", body.replace("EXPIRES", "2020-01-31")))
-    found = sorted(policy_diags(root), key=lambda d: d.key or "")
-    assert [d.key for d in found] == ["policy:durability/exception", "policy:durability/rf"]
-    expired = found[0]
-    assert expired.severity == "error" and "expired on 2020-01-31" in expired.message
-    assert expired.source is not None and expired.source.file == "clusters/policies.yaml"
-    assert expired.source.line == line_of(root, "clusters/policies.yaml", "entity: topics/payments.events")
+    found = policy_diags(root)
+    # the violation it waived is an error again, and names the exception, its line and its expiry
+    assert [(d.key, d.severity) for d in found] == [("policy:durability/rf", "error")]
+    at = line_of(root, "clusters/policies.yaml", "entity: topics/payments.events")
+    assert (f"the exception for topics/payments.events (clusters/policies.yaml:{at}, reason given: migrating) "
+            "expired on 2020-01-31") in found[0].message
+    # an expired exception that governs no violation blocks nothing: a warning at its line, to remove it
+    repo(root, policy("durability", body.replace("EXPIRES", "2020-01-31").replace("payments.events", "gone")))
+    stale = [d for d in policy_diags(root) if d.key == "policy:durability/exception"]
+    assert [(d.severity, d.source.line if d.source else 0) for d in stale] == [("warning", at)]
+    assert "waives nothing now: remove it" in stale[0].message
 
 
 def test_a_cluster_directory_policy_judges_that_cluster_only(tmp_path: Path) -> None:
