@@ -16,7 +16,7 @@ from reconciler.manifests.load import Document, load_file
 from reconciler.manifests.schema import salvage, validate_document
 from reconciler.model import SourceRef
 from reconciler.rules.limits import Limits
-from reconciler.secrets.files import FileAccessError, confine
+from reconciler.secrets.files import FileAccessError, cluster_scope, confine
 
 FLEET_FILE = "fleet.yaml"
 POLICY_FILE = "policies.yaml"  # kind Policy: the fleet's and each cluster's (manifests/policy.py)
@@ -106,15 +106,25 @@ class Repository:
 
 
 def _link_problem(repo: Repository, path: Path) -> Diagnostic | None:
-    """None when `path` (a symlink) resolves inside the repository; else why it is refused. The target is
-    never named: it may be a secret's path."""
+    """None when `path` (a symlink in a cluster's directory) resolves inside that directory; else why it is
+    refused. The target is never named: it may be a secret's path. A cluster reads only its own directory
+    (`secrets.files.cluster_scope`: what a pull request changes is found by path)."""
+    scope, where = cluster_scope(path.parent, repo.root)
     try:
-        confine(path, repo.root, shown=repo.display(path))
+        confine(path, scope, shown=repo.display(path), scope=where)
     except FileAccessError:
-        return Diagnostic("error", "a symbolic link that leads outside the repository (or nowhere); refused: "
-                          "manifests and the files they name must be inside the repository",
+        return Diagnostic("error", f"a symbolic link that leads outside {where} (or nowhere); refused: "
+                          "a cluster's manifests and the files they name must be inside its own directory",
                           SourceRef(repo.display(path), 1, 1))
     return None
+
+
+def _fixed_file_problem(repo: Repository, path: Path) -> Diagnostic:
+    """clusters/, a cluster's directory, fleet.yaml and policies.yaml are never links: which files define and
+    judge the clusters is fixed by path (a link would change them where no diff of clusters/ shows it)."""
+    return Diagnostic("error", "a symbolic link where the repository's structure must be a real file or directory "
+                      "(clusters/, clusters/<cluster>/, fleet.yaml, policies.yaml); refused",
+                      SourceRef(repo.display(path), 1, 1))
 
 
 def _manifest_files(repo: Repository, directory: Path, diags: list[Diagnostic]) -> list[Path]:
@@ -185,12 +195,12 @@ def _discover(repo: Repository, only: Sequence[str], kinds: frozenset[str] | Non
         diags.append(Diagnostic("error", f"no clusters/ directory under {repo.root}"))
         return
 
-    if clusters_dir.is_symlink() and (problem := _link_problem(repo, clusters_dir)) is not None:
-        diags.append(problem)
+    if clusters_dir.is_symlink():
+        diags.append(_fixed_file_problem(repo, clusters_dir))
         return
     fleet = clusters_dir / FLEET_FILE
-    if fleet.is_symlink() and (problem := _link_problem(repo, fleet)) is not None:
-        diags.append(problem)
+    if fleet.is_symlink():
+        diags.append(_fixed_file_problem(repo, fleet))
     elif fleet.is_file():
         repo.fleet = _load(repo, fleet, diags, kinds)
         for doc in repo.fleet:
@@ -211,8 +221,8 @@ def _discover(repo: Repository, only: Sequence[str], kinds: frozenset[str] | Non
     for cluster_dir in sorted(p for p in clusters_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if wanted and cluster_dir.name not in wanted:
             continue
-        if cluster_dir.is_symlink() and (problem := _link_problem(repo, cluster_dir)) is not None:
-            diags.append(problem)
+        if cluster_dir.is_symlink():
+            diags.append(_fixed_file_problem(repo, cluster_dir))
             continue
         sources = ClusterSources(cluster_dir.name, cluster_dir)
         for path in _manifest_files(repo, cluster_dir, diags):

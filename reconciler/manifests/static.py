@@ -6,7 +6,7 @@ from pathlib import Path
 
 from reconciler.errors import Diagnostic
 from reconciler.model import SourceRef
-from reconciler.secrets.files import FileAccessError, read_confined
+from reconciler.secrets.files import FileAccessError, read_named
 
 MAX_PROPERTIES_BYTES = 1024 * 1024
 
@@ -63,10 +63,12 @@ def parse_properties(text: str, display: str) -> tuple[dict[str, tuple[str, Sour
 def read_properties(
     path: Path, display: str, root: Path, named_at: SourceRef, shown: str
 ) -> tuple[dict[str, tuple[str, SourceRef]], list[Diagnostic]]:
-    """A static properties file named by a manifest (at `named_at`, as `shown`): inside the repository
-    (`root`, symlinks resolved), a regular file, at most 1 MiB. Problems never quote the file's content."""
+    """A static properties file named by a manifest (at `named_at`, as `shown`): inside the cluster's own
+    directory under `root` (symlinks resolved; `files.cluster_scope`), a regular file, at most 1 MiB. Problems
+    never quote the file's content."""
     try:
-        raw = read_confined(path, root, MAX_PROPERTIES_BYTES, shown=f"static properties file {shown}")
+        raw = read_named(path, (root / named_at.file).parent, root, MAX_PROPERTIES_BYTES,
+                         shown=f"static properties file {shown}")
     except FileAccessError as exc:
         return {}, [Diagnostic("error", exc.message, named_at, "static")]
     try:

@@ -43,9 +43,32 @@ def _inside(path: Path, directory: Path) -> bool:
 MAX_LINKS = 40  # symbolic links followed in one path (Linux's MAXSYMLINKS)
 
 
-def _outside_error(name: str, allowed: Sequence[Path]) -> FileAccessError:
-    where = "the repository" + (f" or {SECRET_DIRS_ENV}" if allowed else "")
+def _outside_error(name: str, allowed: Sequence[Path], scope: str) -> FileAccessError:
+    where = scope + (f" or {SECRET_DIRS_ENV}" if allowed else "")
     return FileAccessError(f"{name} is outside {where} (after resolving symbolic links); refusing to read it")
+
+
+CLUSTERS_DIR = "clusters"
+
+
+def cluster_scope(directory: Path, root: Path) -> tuple[Path, str]:
+    """Where a file named from `directory` may lie, and how errors name it: the cluster's own directory
+    (`root/clusters/<cluster>`) when `directory` is inside one, else `root` (the repository).
+
+    Why a cluster's files stay in its own directory: a pull request is planned for the clusters whose files it
+    changes, found by path (gitops/changes.py). A file of another cluster's directory, or of the repository
+    outside clusters/, would change what merging writes to this cluster without this cluster being planned,
+    so the PR comment would not show it (issue 38, finding 6). Secret and TLS files may also lie in the
+    operator's RECONCILER_SECRET_DIRS, which no pull request changes."""
+    base = Path(os.path.normpath(root.absolute()))
+    here = Path(os.path.normpath(directory.absolute()))
+    try:
+        parts = here.relative_to(base).parts
+    except ValueError:
+        return root, "the repository"
+    if len(parts) >= 2 and parts[0] == CLUSTERS_DIR:
+        return base / CLUSTERS_DIR / parts[1], f"the cluster's directory {CLUSTERS_DIR}/{parts[1]}"
+    return root, "the repository"
 
 
 @dataclass(frozen=True)
@@ -69,7 +92,7 @@ class _Roots:
         return any(_inside(path, r) for r in self.inside)
 
 
-def _walk(path: Path, roots: _Roots, name: str, allowed: Sequence[Path]) -> Path:
+def _walk(path: Path, roots: _Roots, name: str, allowed: Sequence[Path], scope: str) -> Path:
     """`path` with every symbolic link resolved, one component at a time, never looking at anything that is
     neither inside a root nor on the way to one: as soon as the walk leaves them, the one "outside" error,
     whatever is or is not there (so the messages are no oracle for the rest of the filesystem)."""
@@ -86,7 +109,7 @@ def _walk(path: Path, roots: _Roots, name: str, allowed: Sequence[Path]) -> Path
             continue
         candidate = current / part
         if not roots.holds(candidate) and candidate not in roots.leading:
-            raise _outside_error(name, allowed)
+            raise _outside_error(name, allowed, scope)
         try:
             mode = os.lstat(candidate).st_mode
         except FileNotFoundError:
@@ -104,18 +127,20 @@ def _walk(path: Path, roots: _Roots, name: str, allowed: Sequence[Path]) -> Path
             current = Path(target.anchor)
         pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
     if not roots.holds(current):
-        raise _outside_error(name, allowed)
+        raise _outside_error(name, allowed, scope)
     return current
 
 
-def confine(path: Path, root: Path, *, shown: str, allowed: Sequence[Path] = ()) -> Path:
+def confine(path: Path, root: Path, *, shown: str, allowed: Sequence[Path] = (), scope: str = "the repository"
+            ) -> Path:
     """`path` with every symlink resolved, if that lies inside `root` or one of `allowed`; else FileAccessError.
 
     `shown` is how the path is named in the error (as the manifest writes it). A path that leads outside them
     gets one message whatever is there (nothing, a file, a directory it may not enter, a link): the walk stops
-    where it leaves them and never looks further. Inside, the messages say what is wrong.
+    where it leaves them and never looks further. Inside, the messages say what is wrong. `scope` names `root`
+    in that message.
     """
-    return _walk(path, _Roots.of([root, *allowed]), printable(clip(shown)), allowed)
+    return _walk(path, _Roots.of([root, *allowed]), printable(clip(shown)), allowed, scope)
 
 
 def read_regular(path: Path, limit: int, *, shown: str) -> bytes:
@@ -140,9 +165,18 @@ def read_regular(path: Path, limit: int, *, shown: str) -> bytes:
     return data
 
 
-def read_confined(path: Path, root: Path, limit: int, *, shown: str, allowed: Sequence[Path] = ()) -> bytes:
+def read_confined(path: Path, root: Path, limit: int, *, shown: str, allowed: Sequence[Path] = (),
+                  scope: str = "the repository") -> bytes:
     """`confine` then `read_regular`: what every manifest-named file goes through."""
-    return read_regular(confine(path, root, shown=shown, allowed=allowed), limit, shown=shown)
+    return read_regular(confine(path, root, shown=shown, allowed=allowed, scope=scope), limit, shown=shown)
+
+
+def read_named(path: Path, directory: Path, root: Path, limit: int, *, shown: str,
+               allowed: Sequence[Path] = ()) -> bytes:
+    """A file a manifest in `directory` names: `read_confined` within the cluster's own directory
+    (`cluster_scope`) or `allowed`."""
+    scope, where = cluster_scope(directory, root)
+    return read_confined(path, scope, limit, shown=shown, allowed=allowed, scope=where)
 
 
 def _reason(exc: BaseException) -> str:
@@ -156,8 +190,9 @@ def checked_pem(name: str | None, directory: Path, root: Path, *, what: str, sec
     if name is None:
         return None
     shown = f"{what} {name}"
+    scope, where = cluster_scope(directory, root)
     try:
-        path = confine(directory / name, root, shown=shown, allowed=approved_secret_dirs())
+        path = confine(directory / name, scope, shown=shown, allowed=approved_secret_dirs(), scope=where)
         read_regular(path, MAX_SECRET_BYTES, shown=shown)
     except FileAccessError as exc:
         raise SecretError(f"{section}: {exc.message}") from None

@@ -11,14 +11,15 @@ from pathlib import Path
 
 from reconciler.errors import SecretError
 from reconciler.model import Secret, SecretRef
-from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, read_confined
+from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, read_named
 
 
 def resolve(ref: SecretRef, base_dir: Path, root: Path | None = None) -> Secret:
     """The plaintext of an env or file reference; a relative file path is relative to `base_dir`.
 
-    A file must resolve inside `root` (the repository; default `base_dir`) or an operator-approved secret
-    directory (`files.approved_secret_dirs`), be a regular file and at most 64 KiB.
+    A file must resolve inside the cluster's own directory under `root` (the repository; default `base_dir`;
+    `files.cluster_scope`) or an operator-approved secret directory (`files.approved_secret_dirs`), be a regular
+    file and at most 64 KiB.
     """
     if ref.env is not None:
         value = os.environ.get(ref.env)
@@ -27,8 +28,8 @@ def resolve(ref: SecretRef, base_dir: Path, root: Path | None = None) -> Secret:
         return Secret(value)
     if ref.file is not None:
         try:
-            data = read_confined(base_dir / ref.file, root or base_dir, MAX_SECRET_BYTES,
-                                 shown=f"secret file {ref.file}", allowed=approved_secret_dirs())
+            data = read_named(base_dir / ref.file, base_dir, root or base_dir, MAX_SECRET_BYTES,
+                              shown=f"secret file {ref.file}", allowed=approved_secret_dirs())
         except FileAccessError as exc:
             raise SecretError(exc.message) from None
         try:

@@ -80,19 +80,49 @@ def test_committed_symlinks_out_of_the_repository_are_refused_and_never_echoed(
     code, text = run_everything(capsys, root)
     assert code == 1
     assert OUTSIDE_FILE_SECRET not in text and str(outside) not in text
-    assert "clusters/a/topics.yaml:1:1: error: a symbolic link that leads outside the repository" in text
+    assert ("clusters/a/topics.yaml:1:1: error: a symbolic link that leads outside the cluster's directory "
+            "clusters/a") in text
     assert "clusters/a/more:1:1: error: a symbolic link" in text and "clusters/b:1:1: error" in text
-    assert "static properties file static.properties is outside the repository" in text
+    assert "static properties file static.properties is outside the cluster's directory clusters/a" in text
 
 
-def test_symlinks_inside_the_repository_still_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_symlinks_inside_the_cluster_directory_still_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "manifests"
+    repo = make_repo(root)
+    commit(repo, "cluster", {"clusters/a/cluster.yaml": CLUSTER, "clusters/a/shared/server.properties":
+                             "num.io.threads=8\n", "clusters/a/brokers.yaml": brokers_yaml("static.properties")})
+    (root / "clusters/a/static.properties").symlink_to(root / "clusters/a/shared/server.properties")
+    code, _out, err = invoke(capsys, "--repo", str(root), "validate")
+    assert code == 0, err
+
+
+def test_a_cluster_reads_no_file_outside_its_own_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38, finding 6: a file elsewhere in the repository (or in another cluster's directory) would change
+    what merging writes to this cluster without the PR check planning it. Named directly, through `..`, or
+    through a link, it is refused at the manifest line, naming the rule."""
     root = tmp_path / "manifests"
     repo = make_repo(root)
     commit(repo, "cluster", {"clusters/a/cluster.yaml": CLUSTER, "shared/server.properties": "num.io.threads=8\n",
-                             "clusters/a/brokers.yaml": brokers_yaml("static.properties")})
+                             "clusters/b/server.properties": "num.io.threads=8\n",
+                             "clusters/a/brokers.yaml": brokers_yaml("../../shared/server.properties")})
+    code, _out, err = invoke(capsys, "--repo", str(root), "validate", "a")
+    assert code == 1 and "outside the cluster's directory clusters/a" in err, err
+    commit(repo, "other cluster", {"clusters/a/brokers.yaml": brokers_yaml("../b/server.properties")})
+    code, _out, err = invoke(capsys, "--repo", str(root), "validate", "a")
+    assert code == 1 and "outside the cluster's directory clusters/a" in err, err
+    commit(repo, "link", {"clusters/a/brokers.yaml": brokers_yaml("static.properties")})
     (root / "clusters/a/static.properties").symlink_to(root / "shared/server.properties")
+    (root / "clusters/a/more.yaml").symlink_to(root / "clusters/b/server.properties")
+    code, _out, err = invoke(capsys, "--repo", str(root), "validate", "a")
+    assert code == 1, err
+    assert "clusters/a/more.yaml:1:1: error: a symbolic link that leads outside the cluster's directory" in err
+    assert "static properties file static.properties is outside the cluster's directory clusters/a" in err
+    for structural in ("clusters/fleet.yaml", "clusters/c"):
+        (root / structural).symlink_to(root / ("shared/server.properties" if structural.endswith("yaml")
+                                              else "clusters/a"))
     code, _out, err = invoke(capsys, "--repo", str(root), "validate")
-    assert code == 0, err
+    assert "clusters/fleet.yaml:1:1: error: a symbolic link where the repository's structure" in err
+    assert "clusters/c:1:1: error: a symbolic link where the repository's structure" in err
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
@@ -111,7 +141,8 @@ def test_static_files_must_be_small_regular_files(
     started = time.monotonic()
     code, _out, err = invoke(capsys, "--repo", str(root), "validate")
     assert code == 1 and time.monotonic() - started < 10
-    why = {"/dev/zero": "outside the repository", "fifo": "not a regular file", "big": "larger than"}[target]
+    why = {"/dev/zero": "outside the cluster's directory clusters/a", "fifo": "not a regular file",
+           "big": "larger than"}[target]
     assert f"clusters/a/brokers.yaml:5:12: error: static properties file {target}" in err and why in err
 
 
@@ -126,8 +157,8 @@ def test_secret_files_are_confined_regular_and_bounded(
     (repo / "clusters/a/huge").write_bytes(b"x" * 100_000)
     (repo / "clusters/a/link").symlink_to(outside / "token")
     where = repo / "clusters/a"
-    cases = {"/dev/zero": "outside the repository", str(outside / "token"): "outside the repository",
-             "link": "outside the repository", "../../../outside-secret/token": "outside the repository",
+    own = "outside the cluster's directory clusters/a"
+    cases = {"/dev/zero": own, str(outside / "token"): own, "link": own, "../../../outside-secret/token": own,
              "pipe": "not a regular file", "huge": "larger than 65536 bytes", "/proc/self/environ": "outside"}
     for name, why in cases.items():
         with pytest.raises(SecretError, match=why) as err:

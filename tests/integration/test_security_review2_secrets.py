@@ -376,7 +376,7 @@ def test_a_pr_path_outside_the_repository_gets_one_message_whatever_is_there(
         messages[name] = "\n".join(line.replace(path, "PATH") for line in found)
         assert OUTSIDE_FILE_SECRET not in out + err and str(outside) not in err.replace(path, "")
     assert len(set(messages.values())) == 1, messages
-    assert "is outside the repository" in messages["missing"]
+    assert "is outside the cluster's directory clusters/a" in messages["missing"]
     assert looked_at == []  # nothing outside was even looked at
     # inside the repository, the messages still say what is wrong
     commit(repo, "inside", {"clusters/a/brokers.yaml": static_yaml("missing.properties")})
@@ -398,8 +398,8 @@ def test_a_secret_file_outside_the_repository_gets_one_message_whatever_is_there
         with pytest.raises(SecretError) as caught:
             resolve(SecretRef(file=path), where, root)
         messages.add(caught.value.message.replace(path, "PATH"))
-    assert messages == {"secret file PATH is outside the repository (after resolving symbolic links); "
-                        "refusing to read it"}
+    assert messages == {"secret file PATH is outside the cluster's directory clusters/a (after resolving symbolic "
+                        "links); refusing to read it"}
     assert looked_at == []
     # an operator-approved directory is inside: there, the messages say what is wrong
     monkeypatch.setenv("RECONCILER_SECRET_DIRS", str(outside))
