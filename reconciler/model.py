@@ -280,6 +280,7 @@ class ClusterSpec:
     source: SourceRef | None = None
     admin: AdminClientSpec | None = None  # spec.adminClient: None when the manifests name no bootstrap servers
     kraft: KraftSpec | None = None  # spec.kraft: a KRaft cluster (then `zookeeper` is NO_ZOOKEEPER)
+    renamed_from: str | None = None  # meta.renamedFrom: the directory name whose target this cluster takes over
 
     @property
     def is_kraft(self) -> bool:

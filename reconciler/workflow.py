@@ -22,7 +22,7 @@ from reconciler.diff import build_plan
 from reconciler.errors import Diagnostic, ValidationError, has_errors
 from reconciler.manifests.policy import planned_diagnostics
 from reconciler.manifests.validate import load_and_validate
-from reconciler.model import DesiredState, LiveState
+from reconciler.model import ClusterSpec, DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.plan import with_diagnostics as plan_with_diagnostics
 from reconciler.progress import NO_PROGRESS, Progress
@@ -55,10 +55,11 @@ class ClusterPlan:
 
 def plan_against(
     desired: DesiredState, live: LiveState, root: Path, revision: str | None,
-    trusted_secret: TrustedSecret | None = None,
+    trusted_secret: TrustedSecret | None = None, judged_as: ClusterSpec | None = None,
 ) -> ClusterPlan:
     """Pure planning once live state is read (used by `plan`, `reconcile` and tests). `trusted_secret`: which
-    secret references may be resolved (a pull request's plan: only those of its base revision)."""
+    secret references may be resolved (a pull request's plan: only those of its base revision). `judged_as`: the
+    cluster (name, labels) the policies select by, when not `desired`'s own (a pull request: the base's)."""
     backend = backend_for(desired.cluster)
     secrets = backend.compare_secrets(desired, live, root, trusted_secret)
     diags = check_live(desired, live)
@@ -67,7 +68,8 @@ def plan_against(
         desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(), with_id=False
     )
     diags.extend(problems)
-    diags.extend(planned_diagnostics(root, desired, live, plan))  # the policies of `root`: in PR mode the base's
+    # the policies of `root`: in PR mode the base's, selecting by the base's name and labels
+    diags.extend(planned_diagnostics(root, desired, live, plan, judged_as))
     plan = annotate(plan, desired, live, with_id=False)
     store = backend.plan_warnings(plan, desired, live)
     warnings = tuple(sorted(set(plan.warnings) | set(secrets.warnings) | set(store)

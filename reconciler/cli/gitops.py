@@ -170,7 +170,8 @@ def _plan_selected(
     """Validate, then plan each cluster: in PR mode (a base) with the base revision's connection settings and
     secrets (gitops/prmode.py). Returns plans, failures by cluster, diagnostics, PR-mode notices by cluster."""
     from reconciler.cli.context import cluster_dir
-    from reconciler.gitops.prmode import plan_pull_request, trusted_base
+    from reconciler.gitops.prmode import plan_pull_request
+    from reconciler.gitops.trusted import trusted_base
     from reconciler.manifests.validate import load_and_validate, operator_limits
     from reconciler.plan import cluster_warnings, with_diagnostics
     from reconciler.workflow import plan_cluster
@@ -186,7 +187,8 @@ def _plan_selected(
         return plans, failures, diags, notices
     warnings = list(diags)
     with ExitStack() as stack:
-        trusted = stack.enter_context(trusted_base(repo, base, selected)) if base is not None else None
+        heads = [states[name] for name in selected if name in states]
+        trusted = stack.enter_context(trusted_base(repo, base, heads)) if base is not None else None
         for name in selected:
             try:
                 if trusted is not None:

@@ -21,125 +21,94 @@ manifests (`policy_changes`).
 
 A PR that changes them is told so prominently ("takes effect after merge; not used by this check"). A
 cluster that is new in the PR has no trusted settings: it is validated and planned against an empty
-cluster, without connecting anywhere.
+cluster, without connecting anywhere, and its first apply refuses to change anything already at its target
+(`ownership.py`), so the plan shown is what merging writes. A new directory that names the target of a cluster
+of the base is refused unless it says it is that cluster renamed (`meta.renamedFrom`). All of the base's side
+comes from one place, the trusted view (`gitops/trusted.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
-from pathlib import Path, PurePosixPath
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from reconciler.catalog import load_catalog
-from reconciler.errors import Diagnostic
+from reconciler.errors import Diagnostic, ReconcilerError
 from reconciler.gitops.tree import manifests_at
+from reconciler.gitops.trusted import Trusted, changed_settings
 from reconciler.manifests.policy import load_policies, today
 from reconciler.manifests.validate import load_and_validate, operator_limits
-from reconciler.model import (
-    BrokerRegistration,
-    ClusterSpec,
-    DesiredState,
-    EntityRef,
-    LiveState,
-    SecretRef,
-    SourceRef,
-    ZooKeeperSpec,
-    frozen_map,
-)
+from reconciler.model import BrokerRegistration, DesiredState, EntityRef, LiveState, SecretRef, SourceRef, frozen_map
 from reconciler.policy.compare import changed_policies, newly_flagged, no_longer_flagged, summary_lines
 from reconciler.policy.views import desired_view
 from reconciler.progress import NO_PROGRESS
+from reconciler.targets import describe
 from reconciler.workflow import ClusterPlan, plan_against, read_cluster, with_diagnostics
 
 CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
 NEW_CLUSTER_NOTICE = ("new cluster in this pull request: validated and planned against an empty cluster, "
                       "without connecting to it (its connection settings are used only after merge)")
-_ZK_FIELDS = {"connect": "connect", "auth_scheme": "auth", "auth_credentials": "auth", "tls": "tls",
-              "session_timeout_s": "sessionTimeoutSeconds", "set_acl": "setAcl",
-              "reconciler_path": "reconcilerPath"}
+FIRST_APPLY_NOTICE = ("its first apply writes only what this plan shows: it refuses to change or remove anything "
+                      "already at the target (a cluster that exists is brought in with `reconciler import`)")
 
 
-@dataclass(frozen=True)
-class Trusted:
-    """The base revision's manifests (a temporary tree) and the clusters valid enough to name a ZooKeeper."""
-
-    root: Path
-    states: dict[str, DesiredState]
-
-
-@contextmanager
-def trusted_base(repo_root: Path, base: str, clusters: Sequence[str]) -> Iterator[Trusted]:
-    """`clusters/` of revision `base` (the PR's target branch), for the duration of the planning."""
-    with manifests_at(repo_root, base, clusters) as (root, _):
-        _, states, _ = load_and_validate(root, clusters)
-        yield Trusted(root, states)
-
-
-def changed_settings(head: ClusterSpec, base: ClusterSpec) -> list[str]:
-    """The trusted settings the PR changes, named as in the manifest (never their values)."""
-    names: list[str] = []
-    for f in fields(ZooKeeperSpec):
-        if f.name != "source" and getattr(head.zookeeper, f.name) != getattr(base.zookeeper, f.name):
-            names.append(f"spec.zookeeper.{_ZK_FIELDS.get(f.name, f.name)}")
-    encoders = [e if e is None else replace(e, source=None) for e in (head.password_encoder, base.password_encoder)]
-    if encoders[0] != encoders[1]:  # where it is written does not count
-        names.append("spec.passwordEncoder")
-    krafts = [k if k is None else replace(k, admin=replace(k.admin, source=None), source=None)
-              for k in (head.kraft, base.kraft)]
-    if krafts[0] != krafts[1]:  # a KRaft cluster's bootstrap servers and client security (docs/kraft.md)
-        names.append("spec.kraft")
-    admins = [a if a is None else replace(a, source=None) for a in (head.admin, base.admin)]
-    if admins[0] != admins[1]:  # the brokers `apply --verify` asks: used only after merge (a PR check never dials)
-        names.append("spec.adminClient")
-    return list(dict.fromkeys(names))
-
-
-def _secret_refs(state: DesiredState) -> dict[tuple[EntityRef, str], tuple[SecretRef, str]]:
-    """(entity, key) -> (reference, directory of the manifest naming it) for every secret reference and sealed
-    value (a sealed value's directory does not matter: it names no file)."""
-    out: dict[tuple[EntityRef, str], tuple[SecretRef, str]] = {}
-    for ref, entity in state.entities.items():
-        for key, value in entity.config.items():
-            if isinstance(value.value, SecretRef):
-                out[(ref, key)] = (value.value, _source_dir(value.value, value.source))
-    return out
-
-
-def _source_dir(secret: SecretRef, source: SourceRef | None) -> str:
-    if secret.encoded is not None:
-        return ""
-    return str(PurePosixPath(source.file).parent) if source else ""
+class TargetConflictError(ReconcilerError):
+    """A cluster directory names the target (ZooKeeper ensemble + chroot, KRaft brokers) of another."""
 
 
 def plan_pull_request(
     head: DesiredState, trusted: Trusted, revision: str | None
 ) -> tuple[ClusterPlan, list[str]]:
     """The plan of the PR's manifests, read and resolved with the base's settings; and the notices."""
-    base = trusted.states.get(head.cluster.name)
-    if base is None:
+    cluster = head.cluster
+    others = trusted.owner_of(cluster)
+    if others:
+        where = (cluster.kraft.source if cluster.kraft else cluster.zookeeper.source) or cluster.source
+        at = f" ({where.file}:{where.line})" if where else ""
+        raise TargetConflictError(
+            f"cluster {cluster.name}: {describe(cluster)}{at} is the target of cluster {others[0]} on the base "
+            "branch: a target belongs to one cluster directory. A rename keeps the target with meta.renamedFrom: "
+            f"{others[0]} (and removes clusters/{others[0]}/)")
+    base_name = trusted.base_name(cluster)
+    if base_name is None:
         empty = LiveState(
-            head.cluster.name,
-            brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in head.cluster.brokers}),
+            cluster.name,
+            brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in cluster.brokers}),
             topics=frozen_map(), entities=frozen_map(), acls=frozen_map(),  # read as empty: every grant is shown
         )
-        return _with_notices(plan_against(head, empty, trusted.root, revision, trusted_secret=_never), [
-            NEW_CLUSTER_NOTICE]), [NEW_CLUSTER_NOTICE]
-    changed = changed_settings(head.cluster, base.cluster)
-    notices = [f"{CONNECTION_NOTICE}: {', '.join(changed)}"] if changed else []
-    cluster = replace(head.cluster, zookeeper=base.cluster.zookeeper, password_encoder=base.cluster.password_encoder,
-                      kraft=base.cluster.kraft, source=base.cluster.source)
-    desired = replace(head, cluster=cluster)
-    allowed = _secret_refs(base)
-
-    def trusted_secret(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:
-        # SecretRef equality compares a sealed value's text exactly: one changed byte (an edited IV) is untrusted
-        return allowed.get((ref, key)) == (secret, _source_dir(secret, source))
-
-    acl: list[Diagnostic] = []  # the base's connection settings (`cluster`), read by the cluster's backend
+        notices = [f"{NEW_CLUSTER_NOTICE}; target {describe(cluster)}; {FIRST_APPLY_NOTICE}"]
+        return _with_notices(plan_against(head, empty, trusted.root, revision, trusted_secret=_never), notices), \
+            notices
+    base = trusted.states[base_name].cluster
+    notices = _notices(head, base_name, trusted)
+    desired = trusted.connection(head)
+    acl: list[Diagnostic] = []  # the base's connection settings (`desired.cluster`), read by the cluster's backend
     live = read_cluster(desired, trusted.root, NO_PROGRESS, checks=acl)
-    result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted_secret)
+    name, labels = trusted.judged_as(cluster)
+    result = plan_against(desired, live, trusted.root, revision, trusted_secret=trusted.secret_trust(head),
+                          judged_as=replace(base, name=name, labels=labels))
     return _with_notices(with_diagnostics(result, acl), notices), notices
+
+
+def _notices(head: DesiredState, base_name: str, trusted: Trusted) -> list[str]:
+    """What this check took from the base instead of the pull request, and the reviewed changes it shows first:
+    connection settings (TLS files by content), labels, a rename."""
+    base = trusted.states[base_name].cluster
+    notices = []
+    changed = changed_settings(head.cluster, base, trusted)
+    if changed:
+        notices.append(f"{CONNECTION_NOTICE}: {', '.join(changed)}")
+    if dict(head.cluster.labels) != dict(base.labels):
+        def shown(labels: object) -> str:
+            return ", ".join(f"{k}={v}" for k, v in sorted(dict(labels).items())) or "none"  # type: ignore[call-overload]
+        notices.append(f"labels change ({shown(base.labels)} → {shown(head.cluster.labels)}): policies judge this "
+                       "pull request by the base's labels; the new ones select its policies after merge")
+    if base_name != head.cluster.name:
+        notices.append(f"renames cluster {base_name} → {head.cluster.name} (same target, {describe(base)}): planned "
+                       f"with {base_name}'s settings and judged as {base_name}; policies that select it by name "
+                       "stop judging it after merge unless they name the new one")
+    return notices
 
 
 def _never(ref: EntityRef, key: str, secret: SecretRef, source: SourceRef | None) -> bool:

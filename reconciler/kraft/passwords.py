@@ -121,6 +121,10 @@ def compare_kraft_secrets(desired: DesiredState, live: LiveState, root: Path,
             applied = live.applied_passwords.get(password_key(ref, key)) or {}
             same_ref = applied.get("ref") == reference_fingerprint(ref, key, value.value)
             trusted = trusted_secret is None or trusted_secret(ref, key, value.value, value.source)
+            if trusted == "changed":  # a pull request changes the secret file's content: a change, never compared
+                out.states[(ref, key)] = SecretState("changed")
+                out.changed_in_pr.append(name)
+                continue
             plaintext = None
             if trusted and same_ref:
                 encoders = encoders or cluster_encoders(desired.cluster, root)
@@ -149,6 +153,7 @@ def compare_kraft_secrets(desired: DesiredState, live: LiveState, root: Path,
     if parts:
         out.warnings.append("KRaft never returns passwords (DescribeConfigs answers null): decided from the "
                             "fingerprints of the last apply in the local audit log: " + "; ".join(parts))
+    out.summarise(None)  # the pull request's changed secret files, said once
     return out
 
 

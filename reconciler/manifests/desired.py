@@ -132,6 +132,7 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
         admin=(_admin_client(doc, spec["adminClient"]) if "adminClient" in spec
                else kraft.admin if kraft is not None else None),
         kraft=kraft,
+        renamed_from=str(_meta(doc)["renamedFrom"]) if "renamedFrom" in _meta(doc) else None,
     )
 
 

@@ -11,6 +11,7 @@ exist, rule ids and policy names that are unique, exceptions naming a rule of th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from reconciler.errors import Diagnostic, has_errors
 from reconciler.manifests.load import Document, load_file
 from reconciler.manifests.repo import POLICY_FILE
 from reconciler.manifests.schema import validate_document
-from reconciler.model import DesiredState, LiveState, SourceRef, frozen_map
+from reconciler.model import ClusterSpec, DesiredState, LiveState, SourceRef, frozen_map
 from reconciler.plan import Plan
 from reconciler.policy import evaluate
 from reconciler.policy.model import (
@@ -262,13 +263,18 @@ def desired_diagnostics(root: Path, states: Mapping[str, DesiredState],
     return diags
 
 
-def planned_diagnostics(root: Path, desired: DesiredState, live: LiveState, plan: Plan) -> list[Diagnostic]:
+def planned_diagnostics(root: Path, desired: DesiredState, live: LiveState, plan: Plan,
+                        judged_as: ClusterSpec | None = None) -> list[Diagnostic]:
     """`plan` (and in PR mode, with `root` the base revision's tree: the base's policies): the policies of
-    `root` over the declared entities once `plan` is applied."""
-    policies, problems = load_policies(root, [desired.cluster.name])
+    `root` over the declared entities once `plan` is applied. `judged_as`: the name and labels that select the
+    policies (PR mode: the base's, so a relabel or a rename cannot move a cluster out of a policy)."""
+    subject = judged_as or desired.cluster
+    policies, problems = load_policies(root, [subject.name])
     if not policies or has_errors(problems):
         return problems
     view = planned_view(desired, live, plan, load_catalog())
+    if judged_as is not None:
+        view = replace(view, name=judged_as.name, labels=judged_as.labels)
     return problems + evaluate.diagnostics(policies, view, today())
 
 

@@ -11,6 +11,7 @@ import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
@@ -99,39 +100,58 @@ class SecretComparison:
     # without the encoder secret: passwords as the last apply left them / passwords that cannot be compared
     unverified: list[str] = field(default_factory=list)
     incomparable: list[str] = field(default_factory=list)
+    # a pull request's secrets this job cannot compare, whose reference and content are the base's: unchanged by
+    # the pull request (if the live value differs, the next apply rewrites it whether or not it merges)
+    untouched: list[str] = field(default_factory=list)
+    # a pull request's secrets whose file content it changes: a change, whatever is stored
+    changed_in_pr: list[str] = field(default_factory=list)
     # with the secret: (password key, reference fingerprint, stored fingerprint) of passwords found unchanged
     verified: list[tuple[str, str, str]] = field(default_factory=list)
 
     def summarise(self, problem: str | None) -> None:
         """One warning per cluster for the passwords a secret-less plan could not decode (a pull-request
         check), not one or two per key: a reviewer reads it once."""
-        if not (self.unverified or self.incomparable):
+        if self.changed_in_pr:
+            self.warnings.append(f"{len(self.changed_in_pr)} secret(s) whose file this pull request changes: "
+                                 f"changed after merge (never compared by this check): {_names(self.changed_in_pr)}")
+        if not (self.unverified or self.incomparable or self.untouched):
             return
         parts = []
         if self.unverified:
             parts.append(f"{len(self.unverified)} unchanged since the last apply (same secret reference, same "
                          f"stored value; not counted): {_names(self.unverified)}")
+        if self.untouched:
+            parts.append(f"{len(self.untouched)} unchanged by this pull request (the base's reference and "
+                         "content; not counted; if the live value differs, the next apply rewrites it whether or "
+                         f"not this merges): {_names(self.untouched)}")
         if self.incomparable:
             parts.append(f"{len(self.incomparable)} cannot be compared and may change (no apply recorded them, or "
                          f"their reference or stored value changed since): {_names(self.incomparable)}")
-        total = len(self.unverified) + len(self.incomparable)
-        self.warnings.append(f"{total} password(s) not verified without the encoder secret ({problem}): "
-                             + "; ".join(parts))
+        total = len(self.unverified) + len(self.incomparable) + len(self.untouched)
+        head = (f"{total} password(s) not verified without the encoder secret ({problem})" if problem else
+                f"{total} secret(s) not verified here (their values are not given to this job)")
+        self.warnings.append(f"{head}: " + "; ".join(parts))
 
 
-def _names(items: list[str], shown: int = 5) -> str:
+def _names(items: list[str], shown: int = 20) -> str:
     head = ", ".join(sorted(items)[:shown])
     return head + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
-TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], bool]
+# A pull request's verdict on one secret reference (`trusted_secret`): True, the base's very reference with the
+# same content (resolved from the base); False, not the base's (never resolved, never decrypted: unknown);
+# "changed", the base's reference whose file content the pull request changes (a change, never compared).
+SecretTrust = bool | Literal["changed"]
+TrustedSecret = Callable[[EntityRef, str, SecretRef, SourceRef | None], SecretTrust]
 
 
 def compare_secrets(
     desired: DesiredState, live: LiveState, root: Path, trusted_secret: TrustedSecret | None = None
 ) -> SecretComparison:
     """`trusted_secret(entity, key, ref, source)`: may this reference be resolved, or this sealed value be
-    decrypted (a pull request's plan trusts only what its base revision has for the same key)? None: all may."""
+    decrypted (a pull request's plan trusts only what its base revision has for the same key)? None: all may.
+    With it (a pull request), a trusted secret this job cannot compare (no encoder secret, a variable it is not
+    given) is unchanged *by this pull request*: said once for the cluster, not rated (issue 39, item 3)."""
     out = SecretComparison()
     encoders: Encoders | None = None
     for ref, entity in desired.entities.items():
@@ -140,18 +160,22 @@ def compare_secrets(
             if not isinstance(value.value, SecretRef) or live_entity is None or key not in live_entity.config:
                 continue
             stored = live_entity.config[key]
-            if value.iterations is not None:  # a SCRAM credential: no encoder involved
-                trusted = trusted_secret is None or trusted_secret(ref, key, value.value, value.source)
-                out.states[(ref, key)] = (scram_state(ref, key, value.value, value.source, value.iterations,
-                                                      stored, root, out.warnings) if trusted
-                                          else _untrusted(ref, key, value.value, stored, out.warnings))
+            trust = True if trusted_secret is None else trusted_secret(ref, key, value.value, value.source)
+            if trust == "changed":
+                out.states[(ref, key)] = SecretState("changed")
+                out.changed_in_pr.append(f"{ref.display} {key}")
                 continue
-            if trusted_secret is not None and not trusted_secret(ref, key, value.value, value.source):
+            if not trust:
                 out.states[(ref, key)] = _untrusted(ref, key, value.value, stored, out.warnings)
+                continue
+            pull_request = trusted_secret is not None
+            if value.iterations is not None:  # a SCRAM credential: no encoder involved
+                out.states[(ref, key)] = scram_state(ref, key, value.value, value.source, value.iterations, stored,
+                                                     root, out, live, pull_request)
                 continue
             encoders = encoders or cluster_encoders(desired.cluster, root)
             if encoders.current is None and not _same_as_stored(value.value, stored):
-                out.states[(ref, key)] = _without_secret(ref, key, value.value, stored, live, out)
+                out.states[(ref, key)] = _without_secret(ref, key, value.value, stored, live, out, pull_request)
                 continue
             try:
                 state = out.states[(ref, key)] = _state(ref, key, value.value, value.source, stored, root,
@@ -185,14 +209,19 @@ def _same_as_stored(wanted: SecretRef, stored: str) -> bool:
 
 
 def _without_secret(
-    ref: EntityRef, key: str, wanted: SecretRef, stored: str, live: LiveState, out: SecretComparison
+    ref: EntityRef, key: str, wanted: SecretRef, stored: str, live: LiveState, out: SecretComparison,
+    pull_request: bool = False,
 ) -> SecretState:
-    """No encoder secret here: unchanged when the last apply that wrote this password recorded the very
-    reference the manifest names and the very value stored now; otherwise unknown (may change)."""
+    """No encoder secret (or password) here: unchanged when the last apply that wrote this password recorded the
+    very reference the manifest names and the very value stored now; in a pull request, unchanged by it when
+    the reference is the base's (`pull_request`: the caller checked that); otherwise unknown (may change)."""
     applied = live.applied_passwords.get(password_key(ref, key)) or {}
     if (applied.get("ref") == reference_fingerprint(ref, key, wanted)
             and applied.get("stored") == stored_fingerprint(stored)):
         out.unverified.append(f"{ref.display} {key}")
+        return SecretState("unchanged")
+    if pull_request:
+        out.untouched.append(f"{ref.display} {key}")
         return SecretState("unchanged")
     out.incomparable.append(f"{ref.display} {key}")
     return SecretState("unknown")
@@ -233,17 +262,18 @@ def _state(
 
 def scram_state(
     ref: EntityRef, key: str, wanted: SecretRef, source: SourceRef | None, iterations: int, stored: str,
-    root: Path, warnings: list[str],
+    root: Path, out: SecretComparison, live: LiveState, pull_request: bool = False,
 ) -> SecretState:
     """A stored SCRAM credential against the desired password and iterations, decided exactly: its stored and
     server keys recomputed from the password with the STORED salt and iterations (ScramFormatter, as the
-    broker's ScramSaslServer checks a login). Other iterations are a change without deriving anything; a
-    secret that cannot be resolved here (a pull request's check) is "unknown"."""
+    broker's ScramSaslServer checks a login). Other iterations are a change without deriving anything. A
+    password that cannot be resolved here (a pull request's check) is decided as `_without_secret` decides a
+    password: by the last apply's fingerprints, or unchanged by the pull request, else unknown."""
     where = f"{key} of {ref.display}"
     try:
         credential = from_string(stored)
     except ScramFormatError as exc:
-        warnings.append(f"{where}: the stored value is {exc}; it is rewritten")
+        out.warnings.append(f"{where}: the stored value is {exc}; it is rewritten")
         return SecretState("changed")
     if credential.iterations != iterations:
         return SecretState("changed")
@@ -251,7 +281,11 @@ def scram_state(
         return SecretState("unknown")  # validation refuses the manifest; never derive with it
     try:
         password = resolve(wanted, base_dir(root, source), root)
-    except SecretError as exc:
-        warnings.append(f"{where}: {exc.message}; shown as unknown")
-        return SecretState("unknown")
-    return SecretState("unchanged" if matches(key, password, credential) else "changed")
+    except SecretError:
+        return _without_secret(ref, key, wanted, stored, live, out, pull_request)
+    if matches(key, password, credential):
+        # recorded by the next apply (its audit entry), so a check without the password knows it later
+        out.verified.append((password_key(ref, key), reference_fingerprint(ref, key, wanted),
+                             stored_fingerprint(stored)))
+        return SecretState("unchanged")
+    return SecretState("changed")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from reconciler.errors import Diagnostic, SecretError
-from reconciler.gitops.prmode import changed_settings
+from reconciler.gitops.trusted import changed_settings
 from reconciler.model import (
     AdminClientSpec,
     ClusterSpec,
