@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -12,11 +12,12 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
 from reconciler.manifests.policy import desired_diagnostics
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
-from reconciler.model import ApplySettings, DesiredState
+from reconciler.model import ApplySettings, DesiredState, SourceRef
 from reconciler.rules import validate_counted
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.limits import Limits, limits_from
 from reconciler.rules.topics import PartitionCount, check_loaded_partitions
+from reconciler.targets import TargetKey, shared_targets, target_keys
 
 # Clusters are checked in shares of this many: memory stays bounded (a share's documents and states are
 # dropped once checked, which also keeps the garbage collector's full passes short), and shares can go to
@@ -46,6 +47,8 @@ def load_and_validate(
 
     states = _each_cluster(repo, diags, build_desired, check)
     diags.extend(check_loaded_partitions(counts, limits))
+    if not clusters:  # the whole repository: one target, one directory (a share's load cannot see the others)
+        diags.extend(target_conflicts({name: _target(state) for name, state in states.items()}))
     if policies:
         diags.extend(desired_diagnostics(root, states, [d for s in repo.clusters.values() for d in s.documents]))
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
@@ -103,14 +106,34 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
     else:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             results = pool.map(_check_share, shares, chunksize=1)
-    count = sum(n for n, _ in results)
+    count = sum(n for n, _, _ in results)
     # problems of the repository as a whole (fleet.yaml, stray files) are found by every share: merged here
-    return count, sorted({d for _, diags in results for d in diags}, key=Diagnostic.sort_key)
+    found = {d for _, diags, _ in results for d in diags}
+    if not clusters:  # targets shared across shares
+        found.update(target_conflicts({name: t for _, _, targets in results for name, t in targets.items()}))
+    return count, sorted(found, key=Diagnostic.sort_key)
 
 
-def _check_share(share: tuple[Path, list[str]]) -> tuple[int, list[Diagnostic]]:
+def _check_share(share: tuple[Path, list[str]]
+                 ) -> tuple[int, list[Diagnostic], dict[str, tuple[frozenset[TargetKey], SourceRef | None]]]:
     _, states, diags = load_and_validate(*share, policies=True)
-    return len(states), diags
+    return len(states), diags, {name: _target(state) for name, state in states.items()}
+
+
+def _target(state: DesiredState) -> tuple[frozenset[TargetKey], SourceRef | None]:
+    cluster = state.cluster
+    where = (cluster.kraft.source if cluster.kraft else cluster.zookeeper.source) or cluster.source
+    return target_keys(cluster), where
+
+
+def target_conflicts(targets: Mapping[str, tuple[frozenset[TargetKey], SourceRef | None]]) -> list[Diagnostic]:
+    """An error at each cluster whose target (ZooKeeper ensemble + chroot, KRaft brokers) another directory
+    names too: each would plan and apply as if the target were its own (targets.py)."""
+    shared = shared_targets({name: keys for name, (keys, _) in targets.items()})
+    return [Diagnostic("error", f"cluster {name}: its target is also the target of cluster(s) {', '.join(others)}: "
+                       "a target belongs to one cluster directory (a rename keeps it with meta.renamedFrom and "
+                       "removes the old directory)", targets[name][1], "connect")
+            for name, others in shared.items()]
 
 
 # A reconcile pass forks workers (`cluster_shares`) for at least this many clusters: below it, the fork and the

@@ -22,7 +22,7 @@ from reconciler.model import EntityRef, LiveEntity, LiveState, Secret, SecretRef
 from reconciler.plan import plan_from_json, plan_to_json
 from reconciler.risk import annotate, scram_risk
 from reconciler.secrets import scram
-from reconciler.secrets.compare import compare_secrets, scram_state
+from reconciler.secrets.compare import SecretComparison, compare_secrets, scram_state
 from reconciler.verify.expect import expectations
 from reconciler.verify.judge import judge_scram
 from reconciler.workflow import read_scope
@@ -140,10 +140,12 @@ def test_unchanged_changed_and_unknown_are_decided_from_the_stored_salt(tmp_path
     (tmp_path / "clusters" / "c1" / "alice.pw").write_text(PASSWORD)
     ref, wanted = EntityRef("users", "alice"), SecretRef(file="alice.pw")
     source = desired.entities[ref].config["SCRAM-SHA-256"].source
-    warnings: list[str] = []
+    out = SecretComparison()
+    warnings = out.warnings
+    live = LiveState("c", {}, {}, {})
 
     def state(stored: str, iterations: int = 8192, secret: SecretRef = wanted) -> str:
-        return scram_state(ref, "SCRAM-SHA-256", secret, source, iterations, stored, tmp_path, warnings).state
+        return scram_state(ref, "SCRAM-SHA-256", secret, source, iterations, stored, tmp_path, out, live).state
 
     same = scram.credential_for("SCRAM-SHA-256", Secret(PASSWORD), 8192)
     assert state(same) == "unchanged"
