@@ -190,7 +190,7 @@ def test_the_partitions_of_every_cluster_a_pr_check_loads_are_bounded(
     monkeypatch.setenv("RECONCILER_PR_MAX_PARTITIONS", "100")
     files: dict[str, str | None] = {}
     for name in ("n1", "n2", "n3"):
-        files[f"clusters/{name}/cluster.yaml"] = cluster_yaml(name, zk_connect)
+        files[f"clusters/{name}/cluster.yaml"] = cluster_yaml(name, f"{zk_connect}/{name}")  # a target each
         files[f"clusters/{name}/topics.yaml"] = topics_yaml({"t": "{partitions: 40, replicationFactor: 1}"})
     commit(repo, "three new clusters", files)
     code, out, err = pr_check(capsys, root)
