@@ -84,6 +84,10 @@ class TopicCreate:
     config: Mapping[str, str]
     assignment: Mapping[int, tuple[int, ...]]
     source: SourceRef | None = None
+    # what it is created with, rated by risk/topics.py (durability: one replica, min.insync.replicas above the
+    # replication factor); set by risk.annotate, written in the plan file when not safe
+    risk: Risk = "safe"
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +247,7 @@ class Plan:
     @property
     def max_risk(self) -> Risk:
         risks = ([e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
+                 + [t.risk for t in self.topics_to_create]
                  + [t.risk for t in self.topics_to_delete] + [a.risk for a in self.acls])
         return max(risks, key=RISK_ORDER.__getitem__, default="safe")
 
@@ -410,6 +415,7 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
                 "config": dict(sorted(t.config.items())),
                 "assignment": _assignment_to_json(t.assignment),
                 "source": _source_to_json(t.source),
+                **({"risk": t.risk, "reasons": list(t.reasons)} if t.risk != "safe" else {}),
             }
             for t in plan.topics_to_create
         ],
@@ -470,6 +476,8 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
                 config=dict(t.get("config", {})),
                 assignment=_assignment_from_json(t["assignment"]),
                 source=_source_from_json(t.get("source")),
+                risk=t.get("risk", "safe"),
+                reasons=tuple(str(r) for r in t.get("reasons", ())),
             )
             for t in raw.get("topicsToCreate", ())
         ),

@@ -61,6 +61,8 @@ def plan_totals(plan: Plan) -> Totals:
         risks[p.risk] += 1
     for t in plan.topics_to_delete:
         risks[t.risk] += 1
+    for created in plan.topics_to_create:
+        risks[created.risk] += 1
     for a in plan.acls:
         risks[a.risk] += 1
     top: Risk = max((r for r, n in risks.items() if n), key=RISK_ORDER.__getitem__, default="safe")
@@ -150,7 +152,7 @@ def change_text(c: Change) -> str:
     return f"~ {c.key}: {shown(c, 'before')} -> {shown(c, 'after')}"
 
 
-def risk_tag(c: Change | PartitionIncrease) -> str | None:
+def risk_tag(c: Change | PartitionIncrease | TopicCreate) -> str | None:
     if c.risk == "safe":
         return None
     return f"[{c.risk}: {'; '.join(c.reasons) or 'no reason recorded'}]"

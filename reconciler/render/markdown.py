@@ -131,6 +131,7 @@ def _reasons(plan: Plan) -> list[str]:
         found += [(f"topics/{p.name}", "partitions", p.reasons) for p in plan.partition_increases
                   if p.risk == risk]
         found += [(f"topics/{g.name}", "(topic)", g.reasons) for g in plan.topics_to_delete if g.risk == risk]
+        found += [(f"topics/{t.name}", "(new topic)", t.reasons) for t in plan.topics_to_create if t.risk == risk]
         found += [(f"acl {a.resource.display}", "(access)", a.reasons) for a in plan.acls if a.risk == risk]
         if not found:
             continue

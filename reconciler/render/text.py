@@ -88,6 +88,8 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
         out.add(f"  {topic_text(t)}" + (f"  ({src})" if src else ""), _OP_STYLE["+"])
         for line in topic_config_lines(t):
             out.add(f"        {line}", _OP_STYLE["+"])
+        if (tag := risk_tag(t)) is not None:
+            out.add(f"          {tag}", _RISK_STYLE.get(t.risk))
     for p in plan.partition_increases:
         src = source(p.source)
         out.add(f"  {increase_text(p)}" + (f"  ({src})" if src else ""), _OP_STYLE["~"])

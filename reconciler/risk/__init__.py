@@ -28,9 +28,10 @@ from typing import Any, Literal
 
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
-from reconciler.plan import Change, EntityPlan, Plan
+from reconciler.plan import Change, EntityPlan, Plan, TopicCreate
 from reconciler.risk.acls import rate_acl_plan
 from reconciler.risk.inherit import RiskContext
+from reconciler.risk.topics import NewTopic, rate_created_topic
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 
 __all__ = [
@@ -445,14 +446,27 @@ def _rated(ctx: RiskContext, entity: EntityPlan, memo: _Memo) -> EntityPlan:
     return replace(entity, changes=changes)
 
 
+def _rated_topic(ctx: RiskContext, created: TopicCreate) -> TopicCreate:
+    """A topic to create, rated for durability (risk/topics.py) with its effective values once created."""
+    ref = EntityRef("topics", created.name)
+
+    def effective(key: str) -> str | None:
+        return created.config.get(key) if key in created.config else ctx.inherited(ref, key)
+
+    topic = NewTopic(created.replication_factor, len(ctx.desired.cluster.brokers), effective("retention.ms"))
+    return rate_created_topic(created, topic)
+
+
 def annotate(
     plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None, *, with_id: bool = True
 ) -> Plan:
-    """Rate every key change and what every ACL change grants (topic creations and partition increases carry
-    no risk) and return the plan with its id recomputed, since risk is part of the plan's content
+    """Rate every key change, what every ACL change grants and what every new topic is created with (partition
+    increases carry their own risk) and return the plan with its id recomputed, since risk is part of the plan's content
     (`with_id=False`: left to the caller)."""
     ctx = RiskContext(desired, live, catalog or load_catalog())
     memo: _Memo = {}
     entities = tuple(_rated(ctx, e, memo) for e in plan.entities)
-    annotated = replace(plan, entities=entities, acls=tuple(rate_acl_plan(a) for a in plan.acls))
+    created = tuple(_rated_topic(ctx, t) for t in plan.topics_to_create)
+    annotated = replace(plan, entities=entities, acls=tuple(rate_acl_plan(a) for a in plan.acls),
+                        topics_to_create=created)
     return annotated.with_id() if with_id else annotated
