@@ -25,6 +25,9 @@ _DOUBLE = re.compile(
 )
 _CLASS = re.compile(r"(?:[^\W\d]|\$)[\w$]*(?:\.(?:[^\W\d]|\$)[\w$]*)*")  # a loadable binary name at least
 _REPLICA = re.compile(r"(?:[0-9]+:[0-9]+)?")
+# java.time.Duration.parse's pattern (case-insensitive): days, then T with hours, minutes, seconds.fraction
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
+                       r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE | re.ASCII)
 _INT_BITS = {"SHORT": 16, "INT": 32, "LONG": 64}
 
 
@@ -217,7 +220,32 @@ def _validate(key: ConfigKey, val: Validator, parsed: object) -> str | None:
             return f"Version {parsed} is not a valid version"
     elif val.kind == "non_empty_string" and parsed == "":
         return "String must be non-empty"
+    elif val.kind == "share_offset_reset" and isinstance(parsed, str) and not _share_offset_reset(parsed):
+        return (f"Invalid value `{parsed}` for configuration {key.name}. The value must be either 'earliest', "
+                "'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.")
     return None
+
+
+def _share_offset_reset(v: str) -> bool:
+    """`ShareGroupAutoOffsetResetStrategy.Validator` (Kafka 4.x group config share.auto.offset.reset): `earliest`,
+    `latest` (case-sensitive) or `by_duration:` and a non-negative `java.time.Duration.parse` text."""
+    if v in ("earliest", "latest"):
+        return True
+    if not v.startswith("by_duration:"):
+        return False
+    seconds = _duration_seconds(v[len("by_duration:"):])
+    return seconds is not None and seconds >= 0
+
+
+def _duration_seconds(text: str) -> float | None:
+    """`Duration.parse`: None when Java throws (no part after P or T, a bad shape), else the signed seconds."""
+    m = _DURATION.fullmatch(text)
+    if m is None or m.group(3) == "T" or not any(m.group(i) for i in (2, 4, 5, 6)):
+        return None
+    days, hours, minutes, secs = (int(m.group(i) or 0) for i in (2, 4, 5, 6))
+    frac = int((m.group(7) or "").ljust(9, "0")) / 1e9
+    total = days * 86400 + hours * 3600 + minutes * 60 + secs + (-frac if m.group(6) and m.group(6)[0] == "-" else frac)
+    return -total if m.group(1) == "-" else total
 
 
 def _bound(x: float) -> str:

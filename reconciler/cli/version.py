@@ -10,16 +10,11 @@ DISTRIBUTION = "kafka-reconciler"
 
 
 def known_releases() -> tuple[str, ...]:
-    """The Kafka releases a cluster's `kafkaVersion` may name: every major.minor from the catalog's oldest
-    release (2.0) to the release its ConfigDefs were read from (3.9, the last with ZooKeeper mode), as the
-    catalog's MetadataVersion list has them, then the 4.x releases (KRaft only, the configs 4.0 removed known)."""
-    from reconciler.catalog import BASE_RELEASE, load_catalog, version_tuple
+    """The Kafka releases a cluster's `kafkaVersion` may name (`Catalog.supported_releases`): 2.0-3.9 judged by the
+    3.9 line's ConfigDefs (keys newer than the cluster's release hidden), then each 4.x line (KRaft only)."""
+    from reconciler.catalog import load_catalog
 
-    catalog = load_catalog()
-    low, high = version_tuple(BASE_RELEASE)[:2], version_tuple(catalog.source_version)[:2]
-    releases = {version_tuple(v.split("-", 1)[0])[:2] for v in catalog.metadata_versions}
-    zookeeper_era = tuple(".".join(map(str, r)) for r in sorted(r for r in releases if low <= r <= high))
-    return zookeeper_era + catalog.kraft_only_releases  # 4.x: KRaft clusters only (spec.kraft)
+    return load_catalog().supported_releases()
 
 
 def version_text() -> str:
@@ -32,12 +27,13 @@ def version_text() -> str:
         tool = package_version(DISTRIBUTION)
     except PackageNotFoundError:  # running from a source tree that was never installed
         tool = "unknown (not installed)"
-    releases = known_releases()
+    catalog = load_catalog()
+    lines = ", ".join(f"{line} (Kafka {catalog.releases[line]}'s ConfigDefs)" for line in catalog.lines)
     return (
         f"{DISTRIBUTION} {tool}\n"
-        f"Kafka versions (spec.kafkaVersion): {', '.join(releases)}\n"
-        f"config catalog: Kafka {load_catalog().source_version}'s ConfigDefs (keys newer than a cluster's "
-        "kafkaVersion do not exist for it; 4.x: less the configs Kafka 4.0 removed, KRaft clusters only)\n"
+        f"Kafka versions (spec.kafkaVersion): {', '.join(known_releases())}\n"
+        f"config catalogs, one per Kafka line: {lines}; 2.x-3.8 are judged by the 3.9 line without the keys "
+        "newer than their release; 4.x clusters are KRaft clusters (spec.kraft)\n"
     )
 
 

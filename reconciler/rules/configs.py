@@ -18,9 +18,9 @@ ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable"
 
 
 def _unknown(catalog: Catalog, key: str, scope: str, version: str, what: str, value: DesiredValue) -> Diagnostic:
-    newer = catalog.topic(key) if scope == "topic" else catalog.resolve_broker(key).base
+    newer = catalog.first_release(scope, key, version)  # a key only a newer line (or release) has
     if newer is not None:
-        message = f"{what} '{key}' needs Kafka {newer.since} or later; this cluster runs {version}"
+        message = f"{what} '{key}' needs Kafka {newer} or later; this cluster runs {version}"
     else:
         hint = catalog.suggest(key, scope, version)
         message = f"unknown {what} '{key}'" + (f"; did you mean '{hint}'?" if hint else "")
@@ -44,7 +44,9 @@ def check_broker_key(
     info = catalog.resolve_broker(key, version)
     base = info.base
     if base is None:
-        quota = catalog.quota("brokers", key)  # replication throttles: dynamic-only broker keys
+        quota = catalog.quota("brokers", key, version)  # replication throttles: dynamic-only broker keys
+        if catalog.removed("broker", key, version) is not None:
+            return  # rules.cluster.removed_configs says which release removed it and what replaces it
         if quota is None:
             yield _unknown(catalog, key, "broker", version, "broker config", value)
         elif (problem := _value_problem(quota, key, value)) is not None:
@@ -86,7 +88,8 @@ def check_broker_key(
 def check_topic_key(catalog: Catalog, key: str, value: DesiredValue, version: str) -> Iterator[Diagnostic]:
     base = catalog.topic(key, version)
     if base is None:
-        yield _unknown(catalog, key, "topic", version, "topic config", value)
+        if catalog.removed("topic", key, version) is None:  # else rules.cluster.removed_configs reports it
+            yield _unknown(catalog, key, "topic", version, "topic config", value)
         return
     if isinstance(value.value, SecretRef):
         yield Diagnostic("error", f"topic config '{key}' is not a password; write its value", value.source, key)

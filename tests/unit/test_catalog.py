@@ -24,24 +24,30 @@ def key(k: ConfigKey | None) -> ConfigKey:
 # --- packaged data ---------------------------------------------------------------------------------------
 
 
-def test_data_file_header_says_how_it_was_generated() -> None:
-    raw = json.loads(resources.files("reconciler").joinpath("data/catalog.json").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("line", ["3.9", "4.0", "4.1"])
+def test_data_file_header_says_how_it_was_generated(line: str) -> None:
+    raw = json.loads(resources.files("reconciler").joinpath(f"data/catalog-{line}.json").read_text(encoding="utf-8"))
     assert raw["_generated"]["by"].startswith("tools/gen_catalog.py")
+    assert raw["_generated"]["from"] == f"kafka/configdefs/{raw['kafka_version']}.json"
     assert len(raw["_generated"]["sha256"]) == 64
-    assert raw["format"] == 1
-    for section in ("topic", "broker", "quota"):
+    assert (raw["format"], raw["line"]) == (2, line)
+    for section in ("topic", "broker", "quota", "group", "client_metrics"):
         assert list(raw[section]) == sorted(raw[section]), section  # stable, sorted output
 
 
 def test_load_is_cached(cat: Catalog) -> None:
-    """One catalog per process (its cost is measured by the benches, not asserted here)."""
+    """One catalog per process, each line parsed once (its cost is measured by the benches, not asserted here)."""
     assert load_catalog() is cat
-    fresh = Catalog(json.loads(resources.files("reconciler").joinpath("data/catalog.json").read_text("utf-8")))
+    assert cat.line("4.1") is cat.line("4.1.0") is cat.line_named("4.1")
+    index = json.loads(resources.files("reconciler").joinpath("data/catalog-index.json").read_text("utf-8"))
+    fresh = Catalog(index, lambda name: json.loads(
+        resources.files("reconciler").joinpath(f"data/catalog-{name}.json").read_text("utf-8")))
     assert fresh.source_version == cat.source_version
 
 
 def test_source_version(cat: Catalog) -> None:
-    assert cat.source_version == "3.9.0"
+    assert cat.source_version == "3.9.1"
+    assert cat.releases == {"3.9": "3.9.1", "4.0": "4.0.1", "4.1": "4.1.1"}
 
 
 @pytest.mark.parametrize(
@@ -123,13 +129,14 @@ def test_topic_configs_without_server_default(cat: Catalog) -> None:
         "leader.replication.throttled.replicas",
         "follower.replication.throttled.replicas",
     }
-    assert cat.topic_no_server_default == expected
+    assert cat.line().topic_no_server_default == expected
     assert {n for n in cat.names("topic") if not key(cat.topic(n)).synonyms} == expected
 
 
 def test_zk_mode_rejected_when_true(cat: Catalog) -> None:
-    assert cat.topic_zk_rejected_when_true == {"remote.log.copy.disable", "remote.log.delete.on.disable"}
-    for name in cat.topic_zk_rejected_when_true:
+    assert cat.line("3.9").topic_zk_rejected_when_true == {"remote.log.copy.disable", "remote.log.delete.on.disable"}
+    assert cat.line("4.1").topic_zk_rejected_when_true == set()  # KRaft only
+    for name in cat.line("3.9").topic_zk_rejected_when_true:
         assert key(cat.topic(name)).type == "BOOLEAN"
 
 
@@ -301,7 +308,7 @@ def test_listener_prefix_only_and_passwords(cat: Catalog) -> None:
     assert len(passwords) == 13
     assert {"password.encoder.secret", "sasl.jaas.config", "zookeeper.ssl.keystore.password"} <= passwords
     dynamic_passwords = {n for n in cat.names("broker-dynamic") if key(cat.broker(n)).password}
-    assert dynamic_passwords == set(cat.password_suffixes)
+    assert dynamic_passwords == set(cat.line().password_suffixes)
 
 
 def test_broker_quota_rates_are_dynamic_only(cat: Catalog) -> None:

@@ -48,7 +48,8 @@ def test_version_names_the_tool_and_the_kafka_versions(args: list[str], capsys: 
     assert known is not None
     releases = known.group(1).split(", ")
     assert releases[0] == "2.0" and releases[-1] == "4.1" and {"2.8", "3.0", "3.9"} <= set(releases)
-    assert "4.0" in releases and "KRaft clusters only" in out  # 4.x: KRaft (spec.kraft), no ZooKeeper mode
+    assert "4.0" in releases and "4.x clusters are KRaft clusters" in out  # 4.x: KRaft (spec.kraft), no ZooKeeper
+    assert "4.1 (Kafka 4.1.1's ConfigDefs)" in out and "3.9 (Kafka 3.9.1's ConfigDefs)" in out  # one catalog per line
 
 
 def test_help_lists_commands_in_workflow_order_with_whole_summaries(capsys: pytest.CaptureFixture[str]) -> None:
