@@ -78,8 +78,16 @@ def impact(obj: Context, clusters: tuple[str, ...], git_base: str | None, invent
         out = checked_destination(out, roots=[obj.repo], directory=True)
     if inventory is not None:
         check_inventory(inventory)
+    reads = None
+    if git_base is not None and inventory is None:  # live state of a pull request: the base's settings only
+        from functools import partial
+
+        from reconciler.gitops.trusted import trusted_reads
+
+        reads = partial(trusted_reads, obj.repo, git_base)
     opts = ImpactOptions(repo=obj.repo, clusters=clusters, git_base=git_base, inventory=inventory,
-                         master=chosen_master(master, remote), out=out, full=full, progress=obj.progress())
+                         master=chosen_master(master, remote), out=out, full=full, progress=obj.progress(),
+                         trusted_reads=reads)
     summary = run_impact(opts)
     if fmt == "json":
         from reconciler.impact.report import render_json

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 
-from reconciler.errors import has_errors
+from reconciler.errors import ReconcilerError, has_errors
 from reconciler.gitops.revision import open_repo, resolve_commit
 from reconciler.gitops.tree import blob_bytes, clusters_tree, manifests_at
 from reconciler.manifests.load import MAX_FILE_BYTES, load_text
@@ -32,7 +32,7 @@ from reconciler.manifests.validate import load_and_validate
 from reconciler.model import ClusterSpec, DesiredState, EntityRef, SecretRef, SourceRef, TlsSpec, ZooKeeperSpec
 from reconciler.secrets.compare import SecretTrust, TrustedSecret
 from reconciler.secrets.files import MAX_SECRET_BYTES, FileAccessError, approved_secret_dirs, read_named
-from reconciler.targets import TargetKey, document_keys, target_keys
+from reconciler.targets import TargetKey, describe, document_keys, target_keys
 
 _ZK_FIELDS = {"connect": "connect", "auth_scheme": "auth", "auth_credentials": "auth", "tls": "tls",
               "session_timeout_s": "sessionTimeoutSeconds", "set_acl": "setAcl",
@@ -201,3 +201,21 @@ def trusted_base(repo_root: Path, base: str, heads: Sequence[DesiredState]) -> I
     with manifests_at(repo_root, base, names) as (root, _):
         _, states, _ = load_and_validate(root, names)
         yield Trusted(root, repo_root, states, _base_targets(repo_root, base))
+
+
+@contextmanager
+def trusted_reads(repo_root: Path, base: str, heads: Mapping[str, DesiredState]
+                  ) -> Iterator[tuple[Path, dict[str, DesiredState]]]:
+    """For reading the live state of a pull request's clusters (`impact --git-base` without an inventory): the
+    base's manifests root and each cluster with the base's connection settings. A cluster new in the pull
+    request has nothing trusted to read and is left out (its "before" is empty); one naming another cluster's
+    target is refused (`prmode.TargetConflictError`'s message)."""
+    with trusted_base(repo_root, base, list(heads.values())) as trusted:
+        states: dict[str, DesiredState] = {}
+        for name, head in heads.items():
+            if others := trusted.owner_of(head.cluster):
+                raise ReconcilerError(f"cluster {name}: {describe(head.cluster)} is the target of cluster "
+                                      f"{others[0]} on the base branch: a target belongs to one cluster directory")
+            if trusted.base_name(head.cluster) is not None:
+                states[name] = trusted.connection(head)
+        yield trusted.root, states

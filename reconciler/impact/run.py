@@ -7,8 +7,8 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from reconciler.model import DesiredState
 from reconciler.progress import NO_PROGRESS, Progress
 
 log = logging.getLogger(__name__)
+TrustedReads = Callable[[dict[str, DesiredState]], AbstractContextManager[tuple[Path, dict[str, DesiredState]]]]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,10 @@ class ImpactOptions:
     out: Path | None = None
     full: bool = False  # evaluate every topic x every topic key (slower; same result)
     progress: Progress = NO_PROGRESS  # a line per phase on stderr (the CLI's), nothing for embedders
+    # with git_base and no inventory: where the live state is read from, given the clusters to assess (the
+    # base's manifests root and the clusters with the base's connection settings: gitops.trusted.trusted_reads,
+    # given by the command line, which may import gitops). Never the pull request's own settings.
+    trusted_reads: TrustedReads | None = None
 
 
 def select_states(opts: ImpactOptions, changed_files: Sequence[str] = ()) -> dict[str, DesiredState]:
@@ -130,6 +135,16 @@ def _before(spark: Any, opts: ImpactOptions, states: dict[str, DesiredState], tm
         return opts.inventory, _inventory_note(opts.inventory)
     from reconciler.impact.snapshot import snapshot
 
+    if states and opts.git_base is not None:  # a pull request: read with the base's settings only (finding 7)
+        if opts.trusted_reads is None:
+            raise ReconcilerError("impact --git-base without --inventory reads live state: it needs the base's "
+                                  "connection settings (the command line gives them)")
+        with opts.trusted_reads(states) as (root, trusted):
+            if trusted:
+                snapshot(spark, trusted, root, tmp)
+            else:
+                _empty_inventory(spark, tmp)
+        return tmp, "live state read with the base revision's connection settings"
     if states:
         snapshot(spark, states, opts.repo, tmp)
     else:
