@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.brokers.endpoints import checked_servers, server_text
+from reconciler.brokers.endpoints import checked_address, checked_servers, server_text
 from reconciler.errors import ReconcilerError
 from reconciler.model import AclEntry, AclResource, AdminClientSpec, Secret
 from reconciler.verify.expect import quota_key
@@ -75,7 +75,7 @@ class BrokerAdmin:
         self.where = "brokers at " + ",".join(servers)
         try:
             self._admin = KafkaAdminClient(
-                bootstrap_servers=servers, client_id="kafka-reconciler-verify",
+                bootstrap_servers=servers, client_id="kafka-reconciler-verify", kafka_client=_guarded_client,
                 request_timeout_ms=int(request_timeout_s * 1000), reconnect_backoff_max_ms=1000,
                 **_client_options(spec, security or AdminSecurity()))
         except ReconcilerError:
@@ -185,6 +185,26 @@ class BrokerAdmin:
                 entry = AclEntry(acl.principal, acl.host, camel(acl.operation.name), camel(acl.permission_type.name))
                 out.setdefault(resource.display, set()).add(entry.display)
         return out
+
+
+def _guarded_client(**configs: Any) -> Any:
+    """kafka-python's network client, with every connection it opens checked first (`endpoints.checked_address`):
+    the addresses the cluster advertises are dialled as well as the bootstrap servers. A refused address fails
+    that connection with NotAllowedError, which the request waiting for it raises. (kafka-python's
+    `KafkaConnectionManager._build_transport` is where every node's connection starts, bootstrap or not; the
+    library is pinned, and tests/integration/test_security_review3_dial.py fails if this stops holding.)"""
+    from kafka.net.compat import KafkaNetClient
+
+    client = KafkaNetClient(**configs)
+    manager = client._manager
+    build = manager._build_transport
+
+    async def checked(node: Any, timeout_at: float | None = None) -> Any:
+        checked_address(str(node.host), int(node.port))
+        return await build(node, timeout_at=timeout_at)
+
+    manager._build_transport = checked
+    return client
 
 
 def _configs(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, ReportedConfig]:
