@@ -176,11 +176,18 @@ class _Doc:
             self.size += len(text) + 1
 
 
-def _head(plans: Sequence[Plan], total: Totals) -> list[str]:
+def headline(total: Totals) -> str:
+    """The document's one H2: the worst risk and the totals (a PR comment puts the worst of errors first)."""
     if not total.units:
-        lines = [f"## {BADGE['safe']} Kafka config plan: no changes", "", NO_CHANGES, ""]
+        return f"## {BADGE['safe']} Kafka config plan: no changes"
+    return f"## {BADGE[total.max_risk]} Kafka config plan: {summary(total)}"
+
+
+def _head(plans: Sequence[Plan], total: Totals, heading: bool = True) -> list[str]:
+    lines = [headline(total), ""] if heading else []
+    if not total.units:
+        lines += [NO_CHANGES, ""]
     else:
-        lines = [f"## {BADGE[total.max_risk]} Kafka config plan: {summary(total)}", ""]
         if total.max_risk == "destructive":
             lines += ["**Destructive changes:** `apply` refuses them without `--allow-destructive`.", ""]
     lines += ["| Cluster | Add | Change | Remove | Topics | Max risk |",
@@ -251,12 +258,13 @@ def _attention(doc: _Doc, plans: Sequence[Plan]) -> None:
     doc.budget = limit
 
 
-def render_markdown(plans: Sequence[Plan], *, budget: int = BUDGET) -> str:
-    """One PR comment for all plans, at most `budget` characters (below GitHub's 65,536)."""
+def render_markdown(plans: Sequence[Plan], *, budget: int = BUDGET, heading: bool = True) -> str:
+    """One PR comment for all plans, at most `budget` characters (below GitHub's 65,536). `heading` False: without
+    the H2 headline (`headline`), for a document that puts its own first (the PR comment)."""
     total = all_totals(plans)
     footer = _footer(plans)
     doc = _Doc(budget - _RESERVE - sum(len(printable(f)) + 1 for f in footer))
-    doc.add(*_head(plans, total))
+    doc.add(*_head(plans, total, heading))
     _attention(doc, plans)
     for i, plan in enumerate(plans):
         left = _section(doc, plan)

@@ -14,7 +14,8 @@ from dataclasses import replace
 from reconciler.errors import Diagnostic, printable
 from reconciler.plan import Plan
 from reconciler.policy.evaluate import is_policy, split
-from reconciler.render.markdown import BUDGET, render_markdown
+from reconciler.render.common import all_totals, summary
+from reconciler.render.markdown import BUDGET, headline, render_markdown
 
 MARKER = "<!-- kafka-reconciler:plan -->"
 REASONS_SHOWN = 30  # clusters listed with their reasons
@@ -123,15 +124,26 @@ def render_comment(
     policy_changes: Sequence[str] = (),
 ) -> str:
     """`notices`: per cluster, what this check did not use (settings taken from the base revision);
-    `policy_changes`: the policies the branch changes and what they would newly flag (policy.compare)."""
-    head = [MARKER]
+    `policy_changes`: the policies the branch changes and what they would newly flag (policy.compare).
+
+    One H2 headline first, carrying the worst of errors (invalid manifests, clusters that could not be planned,
+    policy errors: the check fails) and risk; every section below is an H3 (issue 39, item 5)."""
+    policy_found, other = split(diagnostics)
+    policy_found += [d for p in plans for d in p.diagnostics if is_policy(d)]
+    blocking = (sum(d.severity == "error" for d in other) + len(failures or {})
+                + sum(d.severity == "error" for d in set(policy_found)))
+    total = all_totals(plans)
+    if blocking:
+        changes = f" · {summary(total)}" if total.units else ""
+        head = [MARKER, f"## 🛑 Kafka config plan: blocked by {blocking} error(s){changes}", ""]
+    else:
+        head = [MARKER, headline(total), ""]
     if notices:
         head += ["### ⚠️ Not checked by this plan", ""]
         head += [f"- `{_plain(c)}`: {_plain(n)}" for c, said in sorted(notices.items()) for n in said]
         head.append("")
     head += _changes(base, merge_base, reasons or {}, removed)
-    found, diagnostics = split(diagnostics)
-    found += [d for p in plans for d in p.diagnostics if is_policy(d)]
+    found, diagnostics = policy_found, other
     head += policy_section(sorted(set(found), key=Diagnostic.sort_key), policy_changes, base)
     tail: list[str] = []
     if any(d.severity == "error" for d in diagnostics):  # policy errors alone: in their own section
@@ -152,7 +164,7 @@ def render_comment(
     shown = [replace(p, warnings=tuple(w for w in p.warnings if w not in said.get(p.cluster, ())),
                      diagnostics=tuple(d for d in p.diagnostics if not is_policy(d)))
              for p in plans]  # each notice once: above, under "Not checked by this plan"; policy: in its section
-    body = render_markdown(shown, budget=max(4_000, BUDGET - used)) if plans else ""
+    body = render_markdown(shown, budget=max(4_000, BUDGET - used), heading=False) if plans else ""
     if not plans and not diagnostics and not found and not failures and revision:
         tail.append(f"<sub>revision `{revision[:12]}` · kafka-reconciler</sub>")
     return "\n".join([*head, body, *tail]).rstrip("\n") + "\n"

@@ -133,6 +133,10 @@ def test_policies_select_by_the_base_labels(
     assert code == 1, err
     assert "policy durability, rule rf" in out and "topics/scratch" in out
     assert "labels change (env=prod → env=dev)" in out
+    # issue 39, item 5: the one H2 comes first and carries the block; every section below it is an H3
+    headings = [line for line in out.splitlines() if line.startswith("#")]
+    assert headings[0].startswith("## 🛑 Kafka config plan: blocked by 1 error(s)"), headings
+    assert all(h.startswith("### ") for h in headings[1:]), headings
 
 
 def password_yaml(reference: str) -> str:

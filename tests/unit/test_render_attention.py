@@ -175,3 +175,22 @@ def test_a_topic_deletion_round_trips_and_only_then_appears_in_the_plan_file() -
     assert again == prod and again.max_risk == "destructive" and again.counts.topics_deleted == 1
     assert read_plans(json.dumps(raw)) == [prod]  # the plan-file schema accepts it
     assert "topicsToDelete" not in plan_to_dict(replace(prod, topics_to_delete=()))  # older ids unchanged
+
+
+def test_golden_pull_request_comment_blocked_by_policy() -> None:
+    """Issue 39, item 5: a blocked PR showed `### 🛑 Policy: 2 error(s) block this pull request` and then
+    `## ✅ Kafka config plan … Max risk ✅ safe` (the H3 before the H2). One H2 first, the worst of errors and
+    risk; every section an H3 below it."""
+    safe = Plan(cluster="lab-1", kafka_version="3.9", revision="3f9c2ab",
+                entities=(EntityPlan(EntityRef("brokers", DEFAULT_ENTITY), 1,
+                                     (Change("num.io.threads", "~", "8", "16"),)),)).with_id()
+    policy = [Diagnostic("error", f"policy durability, rule rf (clusters/policies.yaml:8): cluster lab-1: topics/t{i}: "
+                         "replicationFactor is 1, not at least 3: production topics keep three replicas",
+                         _src("lab-1", "topics.yaml", 5 + i), "policy:durability/rf") for i in range(2)]
+    comment = render_comment([safe], base="main", merge_base="0123456789abcdef", revision="3f9c2ab",
+                             reasons={"lab-1": ["clusters/lab-1/topics.yaml changed"]}, diagnostics=policy)
+    _golden("pr-comment-blocked.md", comment)
+    headings = [line for line in comment.splitlines() if line.startswith("#")]
+    assert headings[0] == "## 🛑 Kafka config plan: blocked by 2 error(s) · 0 to add, 1 to change, 0 to remove"
+    assert all(h.startswith("### ") for h in headings[1:])
+    assert "✅ Kafka config plan" not in comment
