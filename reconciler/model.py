@@ -177,6 +177,17 @@ class DesiredTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class DesiredFeature:
+    """A finalized feature level a KRaft cluster should have (kind Features): `level` as UpdateFeatures takes it,
+    None when `text` names no level of the cluster's Kafka line (the rules say so)."""
+
+    name: str  # metadata.version, kraft.version, group.version, ...
+    text: str  # as written: "4.1-IV1", "4.1", "1"
+    level: int | None
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PasswordEncoderSpec:
     """The brokers' `password.encoder.*` settings (the secret stays a reference)."""
 
@@ -373,6 +384,7 @@ class DesiredState:
     static: Mapping[str, Mapping[str, DesiredValue]] = field(default_factory=frozen_map)
     revision: str | None = None
     acls: Mapping[AclResource, DesiredAcls] = field(default_factory=frozen_map)  # kind Acls (manifests/acls.py)
+    features: Mapping[str, DesiredFeature] = field(default_factory=frozen_map)  # kind Features (KRaft)
 
 
 class ClusterSettings(Protocol):
@@ -455,6 +467,8 @@ class LiveState:
     topics_being_deleted: frozenset[str] = frozenset()
     # /kafka-acl and /kafka-acl-extended/prefixed resource znodes (zk/acls.py); None: not read
     acls: Mapping[AclResource, LiveAcls] | None = None
+    # finalized feature levels (KRaft: DescribeFeatures, the ApiVersions answer); None: not read (ZooKeeper)
+    features: Mapping[str, int] | None = None
 
 
 ChangeOp = Literal["+", "~", "-"]

@@ -183,6 +183,11 @@ class Catalog:
         """The features a cluster of Kafka `version` may finalize, with their levels."""
         return self.line(version).features
 
+    def feature_since(self, name: str, version: str) -> str | None:
+        """The first newer line ("4.0") whose release has feature `name`, when Kafka `version`'s does not."""
+        start = self.lines.index(self.line(version).line)
+        return next((n for n in self.lines[start + 1:] if name in self.line_named(n).features), None)
+
 
 def _read_line(name: str) -> Mapping[str, Any]:
     data: Mapping[str, Any] = json.loads((_DATA / f"catalog-{name}.json").read_text(encoding="utf-8"))

@@ -16,6 +16,7 @@ from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.manifests.acls import build_acls
 from reconciler.manifests.convert import layer_config, marker, secret_ref
+from reconciler.manifests.desired_features import build_features
 from reconciler.manifests.desired_parts import (
     Declared,
     build_listeners,
@@ -288,6 +289,7 @@ def build_desired(
     build_quotas(sources.documents, catalog, declared, diags)
     acls = build_acls(sources.documents, diags)
     build_scram_users(sources.documents, declared, diags)  # beside the users' quotas: after them
+    features = build_features(sources.documents, catalog, version, diags)
 
     entities = {
         ref: DesiredEntity(ref, frozen_map(config), declared.sources.get(ref))
@@ -300,6 +302,7 @@ def build_desired(
         listeners=listeners,
         static=_frozen_static(static),
         acls=acls,
+        features=features,
     )
     return state, diags
 

@@ -44,6 +44,7 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Topics": "topics.json",
         "Quotas": "quotas.json",
         "Acls": "acls.json",
+        "Features": "features.json",
         "FleetDefaults": "fleet-defaults.json",
         "Policy": "policy.json",
     }

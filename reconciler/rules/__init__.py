@@ -9,6 +9,8 @@ from reconciler.rules.acls import check_acl_names
 from reconciler.rules.broker_values import check_broker_values
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
+from reconciler.rules.elr import check_elr
+from reconciler.rules.features import check_features
 from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.quotas import check_quotas
@@ -39,5 +41,7 @@ def validate_counted(
         *check_acl_names(state),
         *check_topics(state),
         *check_broker_ids(state),
+        *check_features(state, catalog),
+        *check_elr(state),
         *bounded,
     ], count

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, LiveState, SourceRef
+from reconciler.rules.elr import check_elr_live
 from reconciler.rules.live_listeners import check_listener_configs
 from reconciler.rules.live_threads import check_thread_pools
 from reconciler.rules.topics import min_isr_above_rf
@@ -36,6 +37,7 @@ def check_live(desired: DesiredState, live: LiveState, catalog: Catalog | None =
         *check_listener_configs(desired, live),
         *check_thread_pools(desired, live, catalog),
         *_min_insync(desired, live, catalog),
+        *check_elr_live(desired, (live.features or {}).get("eligible.leader.replicas.version")),
     ]
     return sorted(diags, key=Diagnostic.sort_key)
 

@@ -1,0 +1,118 @@
+"""What a Kafka 4.x cluster would say, case by case (issue 41): feature levels, ELR and min.insync.replicas, group
+configs, client-metrics subscriptions, each a small change to a valid base KRaft cluster, with the verdict its
+controllers reach and the Kafka code path that reaches it. `row` is a row of docs/kafka-validation.md's section
+"Kafka 4.x entities" (test_kafka4_rules checks every row has cases). A `#<-` marker says where the diagnostic must
+point. Verdicts as in tests/unit/kafka_cases.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Verdict = Literal["reject", "warn", "accept"]
+CLUSTER = "clusters/k/cluster.yaml"
+CASE = "clusters/k/case.yaml"
+BROKERS = "clusters/k/brokers.yaml"
+
+
+def kraft_cluster(version: str = "4.1") -> str:
+    return (f'apiVersion: reconciler/v1\nkind: Cluster\nmeta: {{name: k}}\nspec:\n  kafkaVersion: "{version}"\n'
+            '  kraft: {bootstrapServers: "127.0.0.1:9092"}\n  brokers: [1, 2]\n')
+
+
+def zk_cluster(version: str = "3.9") -> str:
+    return (f'apiVersion: reconciler/v1\nkind: Cluster\nmeta: {{name: k}}\nspec:\n  kafkaVersion: "{version}"\n'
+            '  zookeeper: {connect: "127.0.0.1:2181/k"}\n  brokers: [1, 2]\n')
+
+
+def features(body: str) -> str:
+    """A Features document with `body` (YAML lines at 4 spaces)."""
+    return f"apiVersion: reconciler/v1\nkind: Features\nmeta: {{}}\nspec:\n  features:\n{body}"
+
+
+def broker(name: str, config: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {{broker: {name}}}\nspec:\n  config:\n{config}"
+
+
+def groups(body: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: Groups\nmeta: {{}}\nspec:\n  groups:\n{body}"
+
+
+def client_metrics(body: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: ClientMetrics\nmeta: {{}}\nspec:\n  subscriptions:\n{body}"
+
+
+@dataclass(frozen=True)
+class Kafka4Case:
+    id: str
+    row: str
+    verdict: Verdict
+    key: str
+    files: dict[str, str]
+    kafka: str
+    phrase: str = ""
+    cluster: str = field(default_factory=kraft_cluster)
+
+
+ELR_ON = "    eligible.leader.replicas.version: 1\n"
+MIN_ISR_DEFAULT = broker("default", "    min.insync.replicas: 2\n")
+
+CASES: list[Kafka4Case] = [
+    # F01: features exist in the cluster's line
+    Kafka4Case("feature-unknown", "F01", "reject", "group.versoin", {CASE: features("    group.versoin: 1 #<-\n")},
+               "Feature.featureFromName", "did you mean group.version"),
+    Kafka4Case("feature-newer-line", "F01", "reject", "streams.version",
+               {CASE: features("    streams.version: 1 #<-\n")}, "Feature.PRODUCTION_FEATURES (4.1)",
+               "needs Kafka 4.1 or later", kraft_cluster("4.0")),
+    Kafka4Case("feature-known", "F01", "accept", "group.version", {CASE: features("    group.version: 1\n")},
+               "FeatureControlManager.updateFeature"),
+    # F02: levels within what the controllers support
+    Kafka4Case("mv-name", "F02", "accept", "metadata.version",
+               {CASE: features('    metadata.version: "4.1-IV1"\n')}, "MetadataVersion.fromVersionString"),
+    Kafka4Case("mv-release", "F02", "accept", "metadata.version", {CASE: features('    metadata.version: "4.0"\n')},
+               "MetadataVersion.fromVersionString (release: its latest IV)"),
+    Kafka4Case("mv-unknown-name", "F02", "reject", "metadata.version",
+               {CASE: features('    metadata.version: "4.3-IV0" #<-\n')}, "MetadataVersion.fromVersionString",
+               "is not a level of Kafka 4.1.1"),
+    Kafka4Case("mv-below-minimum", "F02", "reject", "metadata.version",
+               {CASE: features("    metadata.version: 3\n")}, "MetadataVersion.MINIMUM_VERSION",
+               "is below 3.3-IV3 (7)"),
+    Kafka4Case("mv-not-production", "F02", "reject", "metadata.version",
+               {CASE: features('    metadata.version: "4.2-IV0"\n')}, "QuorumFeatures.reasonNotSupported",
+               "is not production-ready in Kafka 4.1.1"),
+    Kafka4Case("streams-not-production", "F02", "reject", "streams.version",
+               {CASE: features("    streams.version: 1\n")}, "QuorumFeatures.reasonNotSupported",
+               "not production-ready"),
+    Kafka4Case("group-version-beyond", "F02", "reject", "group.version",
+               {CASE: features("    group.version: 7\n")}, "QuorumFeatures.reasonNotSupported",
+               "is unknown to Kafka 4.1.1"),
+    # F03: dependencies between declared levels
+    Kafka4Case("elr-needs-mv", "F03", "reject", "eligible.leader.replicas.version",
+               {CASE: features('    metadata.version: "3.9-IV0"\n' + ELR_ON.rstrip("\n") + " #<-\n"),
+                BROKERS: MIN_ISR_DEFAULT},
+               "Feature.validateVersion (FeatureVersion.dependencies)", "needs metadata.version 4.0-IV1 (23)"),
+    Kafka4Case("elr-with-mv", "F03", "accept", "eligible.leader.replicas.version",
+               {CASE: features('    metadata.version: "4.1"\n' + ELR_ON), BROKERS: MIN_ISR_DEFAULT},
+               "Feature.validateVersion"),
+    # F04: feature levels are KRaft state
+    Kafka4Case("features-zookeeper", "F04", "reject", "group.version", {CASE: features("    group.version: 1\n")},
+               "ZooKeeper mode has no finalized metadata.version", "KRaft clusters", zk_cluster()),
+    # F05: ELR needs one cluster-level min.insync.replicas and no broker-level one
+    Kafka4Case("elr-without-cluster-min-isr", "F05", "reject", "min.insync.replicas", {CASE: features(ELR_ON)},
+               "ConfigurationControlManager.isDisallowedClusterMinIsrTransition",
+               "declare min.insync.replicas in brokers/<default>"),
+    Kafka4Case("elr-default-without-min-isr", "F05", "reject", "min.insync.replicas",
+               {CASE: features(ELR_ON), BROKERS: broker("default", "    num.io.threads: 8\n")},
+               "ConfigurationControlManager.isDisallowedClusterMinIsrTransition",
+               "Cluster-level min.insync.replicas cannot be removed while ELR is enabled"),
+    Kafka4Case("elr-broker-level-min-isr", "F05", "reject", "min.insync.replicas",
+               {CASE: features(ELR_ON), BROKERS: MIN_ISR_DEFAULT + "---\n"
+                + broker("1", "    min.insync.replicas: 1 #<-\n")},
+               "ConfigurationControlManager.isDisallowedBrokerMinIsrTransition",
+               "Broker-level min.insync.replicas cannot be altered while ELR is enabled"),
+    Kafka4Case("elr-cluster-level", "F05", "accept", "min.insync.replicas",
+               {CASE: features(ELR_ON), BROKERS: MIN_ISR_DEFAULT}, "ConfigurationControlManager"),
+    Kafka4Case("elr-disabled-broker-level", "F05", "accept", "min.insync.replicas",
+               {CASE: features("    eligible.leader.replicas.version: 0\n"),
+                BROKERS: broker("1", "    min.insync.replicas: 1\n")}, "ConfigurationControlManager (ELR off)"),
+]
