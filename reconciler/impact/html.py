@@ -122,6 +122,23 @@ def _deleted(s: dict[str, Any]) -> dict[str, Any] | None:
     return {**d, "shown": rows, "more": len(d.get("rows") or ()) - len(rows)}
 
 
+def _consumers(section: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The "Consumers at risk" panel: totals, rows with their figures as text, freshness, clusters not read."""
+    from reconciler.render import consumers as C
+
+    if not section or not (section.get("groupsAtRisk") or section.get("known") or C.not_read(section)):
+        return None
+    rows = [{"cluster": C.name(r["cluster"]), "topic": C.name(r["topic"]), "group": C.name(r["group"]),
+             "records": C.records(r["records"]), "bytes": C.size_range(r.get("bytes")), "lag": C.lag(r["lagMs"]),
+             "state": C.state(r), "sentence": C.sentence(r, md=False)} for r in (section.get("rows") or [])[:50]]
+    return {"groups": section.get("groupsAtRisk") or 0, "clusters": section.get("clustersAtRisk") or 0,
+            "records": C.records(section.get("recordsAtRisk") or (0, 0)), "rows": rows,
+            "more": max(0, (section.get("groupTopicsAtRisk") or 0) - len(rows)), "known": section.get("known"),
+            "read_at": C.read_at(section),
+            "not_read": [(C.name(c["cluster"]), C.name(c["notRead"], 200)) for c in section.get("clusters") or ()
+                         if c.get("notRead")]}
+
+
 def _environment() -> Any:
     import jinja2
 
@@ -156,6 +173,7 @@ def render_html(summary: dict[str, Any]) -> str:
         "broker_risks": [{"risk": r, "n": (s.get("brokerValuesByRisk") or {}).get(r, 0), "colour": COLOURS[r]}
                          for r in RISKS] if s.get("brokerValuesByRisk") else [],
         "unregistered": s.get("brokersNotRegistered") or [],
+        "consumers": _consumers(s.get("consumers")),
         "by_key": s["byKey"],
         "by_key_chart": _bar_chart(s["byKey"], "key", "topics", "topic changes", "key"),
         "deleted": _deleted(s),

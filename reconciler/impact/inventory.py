@@ -22,6 +22,16 @@ One directory per table under the inventory directory, each a Parquet dataset, p
   acls       (cluster STRING, resource_type STRING, pattern STRING, name STRING, principal STRING, host STRING,
               operation STRING, permission STRING)   optional (inventories before ACLs have none)
              every entry of every ACL resource znode (/kafka-acl, /kafka-acl-extended/prefixed: zk/acls.py)
+  log_offsets (cluster STRING, topic STRING, partition INT, log_start BIGINT, log_end BIGINT, size_bytes BIGINT,
+               read_at BIGINT, at ARRAY<STRUCT<age_ms BIGINT, offset BIGINT>>)   optional (Admin API, `unread`)
+             per partition of a cluster whose offsets were read: ListOffsets earliest and latest (the high
+             watermark), the leader's size (DescribeLogDirs; null if not known), when they were read (epoch ms),
+             and `at`: per age (ms) the first offset whose record timestamp is at least read_at - age (log_end
+             where none is), for the ladder of ages and every retention in use, ascending by age
+  groups     (cluster STRING, group STRING, state STRING, protocol_type STRING, members INT,
+              client_ids ARRAY<STRING>)   optional: ListGroups + DescribeGroups (members null: not described)
+  group_offsets (cluster STRING, group STRING, topic STRING, partition INT, committed BIGINT)   optional:
+             OffsetFetch, every committed offset of every group
 
 Pure Python except `write_tables`/`read_inventory` (pyspark imported inside them).
 """
@@ -38,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler import values
 from reconciler.catalog import Catalog, ConfigKey, load_catalog
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, LiveState, SecretRef
+from reconciler.unread import ClusterOffsets
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -54,7 +65,13 @@ SCHEMAS: Mapping[str, str] = {
     "sizes": "cluster STRING, topic STRING, partition INT, size_bytes BIGINT",
     "acls": "cluster STRING, resource_type STRING, pattern STRING, name STRING, principal STRING, host STRING, "
             "operation STRING, permission STRING",
+    "log_offsets": "cluster STRING, topic STRING, partition INT, log_start BIGINT, log_end BIGINT, size_bytes BIGINT, "
+                   "read_at BIGINT, at ARRAY<STRUCT<age_ms: BIGINT, offset: BIGINT>>",
+    "groups": "cluster STRING, group STRING, state STRING, protocol_type STRING, members INT, "
+              "client_ids ARRAY<STRING>",
+    "group_offsets": "cluster STRING, group STRING, topic STRING, partition INT, committed BIGINT",
 }
+OFFSET_TABLES = ("log_offsets", "groups", "group_offsets")
 REQUIRED = ("brokers", "topics", "partitions", "configs")
 Rows = dict[str, list[tuple[Any, ...]]]
 
@@ -101,6 +118,17 @@ def live_rows(live: LiveState, catalog: Catalog | None = None) -> Rows:
     return rows
 
 
+def offset_rows(offsets: ClusterOffsets) -> Rows:
+    """One cluster's log and consumer offsets as inventory rows (`log_offsets`, `groups`, `group_offsets`)."""
+    c = offsets.cluster
+    return {
+        "log_offsets": [(c, p.topic, p.partition, p.log_start, p.log_end, p.size_bytes, offsets.read_at_ms,
+                         [{"age_ms": a, "offset": o} for a, o in sorted(p.at.items())]) for p in offsets.partitions],
+        "groups": [(c, g.group, g.state, g.protocol_type, g.members, list(g.client_ids)) for g in offsets.groups],
+        "group_offsets": [(c, g, t, p, o) for g, t, p, o in offsets.committed],
+    }
+
+
 def static_rows(desired: DesiredState, catalog: Catalog | None = None) -> list[tuple[str, str, str, str]]:
     """The manifests' server.properties of one cluster (broker id or `<default>`)."""
     catalog = catalog or load_catalog()
@@ -113,7 +141,7 @@ def static_rows(desired: DesiredState, catalog: Catalog | None = None) -> list[t
 
 
 def merge_rows(parts: Iterable[Rows]) -> Rows:
-    out: Rows = {name: [] for name in SCHEMAS if name != "sizes"}
+    out: Rows = {name: [] for name in SCHEMAS if name not in ("sizes", *OFFSET_TABLES)}
     for part in parts:
         for name, rows in part.items():
             out.setdefault(name, []).extend(rows)
@@ -130,16 +158,24 @@ class Inventory:
     configs: DataFrame
     static: DataFrame
     sizes: DataFrame | None
+    # the offset tables (`log_offsets`, `groups`, `group_offsets`); None: the inventory has none (older, or
+    # taken without an Admin API)
+    offsets: dict[str, DataFrame] | None = None
 
 
-def write_meta(out: Path, clusters: Iterable[str], source: str, has_sizes: bool) -> None:
-    meta = {
+def write_meta(out: Path, clusters: Iterable[str], source: str, has_sizes: bool,
+               offsets: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """`offsets`: per cluster when its offsets were read (`readAt`, ISO UTC) and what could not be read
+    (`notes`), or why none were (`notRead`)."""
+    meta: dict[str, Any] = {
         "format": FORMAT_VERSION,
         "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "source": source,
         "clusters": sorted(set(clusters)),
         "sizes": has_sizes,
     }
+    if offsets is not None:
+        meta["offsets"] = {c: dict(v) for c, v in sorted(offsets.items())}
     (out / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
@@ -172,6 +208,16 @@ def read_inventory(spark: SparkSession, directory: Path) -> Inventory:
         return spark.read.schema(SCHEMAS[name]).parquet(str(directory / name))
 
     sizes = table("sizes") if (directory / "sizes").exists() else None
+    offsets = {t: table(t) for t in OFFSET_TABLES} if (directory / "log_offsets").exists() else None
     return Inventory(
-        table("brokers"), table("topics"), table("partitions"), table("configs"), table("static"), sizes
+        table("brokers"), table("topics"), table("partitions"), table("configs"), table("static"), sizes, offsets
     )
+
+
+def read_meta(directory: Path) -> dict[str, Any]:
+    """inventory.json, or {} when it is missing or unreadable."""
+    try:
+        found = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}

@@ -11,6 +11,7 @@ from typing import Any
 
 from reconciler.catalog import load_catalog
 from reconciler.impact.policy_counts import policy_change_markdown, policy_markdown
+from reconciler.render.consumers import markdown as consumer_markdown
 from reconciler.units import counted, short
 
 BUDGET = 60_000
@@ -112,6 +113,8 @@ def deleted_headline(d: dict[str, Any]) -> str:
 def headline(s: dict[str, Any]) -> str:
     deleted = _deleted(s)
     first = f"{deleted_headline(deleted)}; " if deleted else ""
+    if groups := (s.get("consumers") or {}).get("groupsAtRisk"):
+        first = f"{groups:,} consumer group(s) would lose unread records; {first}"
     if not (s["topicsAffected"] or s["brokersAffected"]):
         return f"{first}no effective config changes in {len(s['clusters'])} cluster(s)"
     return (f"{first}{s['clustersAffected']:,} cluster(s), {s['brokersAffected']:,} broker(s), "
@@ -167,10 +170,14 @@ def _revision(change: dict[str, Any]) -> str:
     return text
 
 
-def render_markdown(summary: dict[str, Any]) -> str:
+def render_markdown(summary: dict[str, Any], *, consumers: bool = True) -> str:
+    """The report's Markdown; `consumers=False` leaves out the "Consumers at risk" section (the PR comment shows it
+    at its own top)."""
     s = redacted(summary)
     inv = s["inventory"]
     lines = [f"## Fleet impact: {headline(s)}", "", *_deletions(s)]
+    if consumers:
+        lines += consumer_markdown(s.get("consumers"))  # who loses records they have not read: near the top
     if (split := risk_split(s)) and any(r != "safe" for r, _ in split):
         lines += [" · ".join(f"{BADGE[r]} **{r}**: {text}" for r, text in split), ""]
     source = s.get("source") or {}

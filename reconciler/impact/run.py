@@ -67,8 +67,10 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
     from reconciler.impact.connect import shown_master
+    from reconciler.impact.consumers import section as consumers_section
+    from reconciler.impact.consumers import with_consumer_reasons
     from reconciler.impact.gitbase import assess
-    from reconciler.impact.inventory import read_inventory
+    from reconciler.impact.inventory import read_inventory, read_meta
     from reconciler.impact.job import compute_changes, release_cached
     from reconciler.impact.outputs import write_outputs
     from reconciler.impact.policy_counts import fleet_policy_counts
@@ -106,12 +108,14 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 summary["policy"] = policy  # kind Policy over every topic after the change (policy_counts)
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
+            summary["consumers"], at_risk = consumers_section(changes, inv, read_meta(inventory_dir))
+            with_consumer_reasons(summary)  # a change with groups at risk says so, destructive
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
                                  "change": change}
             phase.done(f"{summary['topicsAffected']:,} topic(s), {summary['brokersAffected']:,} broker(s) affected")
         if opts.out is not None:
             with progress.phase(f"impact: write reports to {opts.out}") as phase:
-                write_outputs(opts.out, summary, changes)
+                write_outputs(opts.out, summary, changes, at_risk)
                 phase.done("report.md, report.json, report.html, Parquet details")
     log.info("impact of %d cluster(s) computed in %.1fs", len(states), time.monotonic() - started)
     return summary
@@ -146,10 +150,10 @@ def _before(spark: Any, opts: ImpactOptions, states: dict[str, DesiredState], tm
                 _empty_inventory(spark, tmp)
         return tmp, "live state read with the base revision's connection settings"
     if states:
-        snapshot(spark, states, opts.repo, tmp)
+        snapshot(spark, states, opts.repo, tmp, progress=opts.progress)
     else:
         _empty_inventory(spark, tmp)
-    return tmp, "live state read from ZooKeeper"
+    return tmp, "live state read from the clusters"
 
 
 def _empty_inventory(spark: Any, directory: Path) -> None:

@@ -99,7 +99,7 @@ def test_snapshot_then_impact(spark: Any, zk_client: KazooClient, zk_connect: st
     assert from_inventory["byKey"][0]["risk"] == "destructive"
 
     live = json.loads(cli(capsys, "--repo", str(repo), "impact", "--format", "json"))
-    assert live["source"]["before"] == "live state read from ZooKeeper"
+    assert live["source"]["before"] == "live state read from the clusters"
     for key in ("clustersAffected", "brokersAffected", "topicsAffected", "partitionsAffected"):
         assert live[key] == from_inventory[key]
     assert live["bytesAffected"] is None  # no sizes without an inventory

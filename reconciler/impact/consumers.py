@@ -1,0 +1,257 @@
+"""Consumers at risk: per consumer group, the unread records a lowered retention makes eligible for deletion, in
+one Spark query over the job's topic rows and the inventory's offset tables (`reconciler.unread` is the same
+arithmetic in plain Python, and says what it means).
+
+The topics are those whose effective `retention.ms` or `retention.bytes` the plan's rules say is lowered in a way
+that deletes data (`retention-lowered`, `retention-bytes-lowered`: never on a compact-only topic), with the values
+before and after and the partitions they hit (`Changes.per_topic`). Their committed group offsets meet them in a
+join on (cluster, topic); that much smaller set meets the partitions' log offsets on (cluster, topic, partition);
+every boundary and bracket is a column expression over the partition's own row (its `at` array of (age, offset));
+one aggregate per (cluster, topic, group) and its state. No Python runs on the executors.
+
+Records at risk are counted per record (an upper bound of what a retention check deletes at once: Kafka deletes
+whole segments, see `unread`), as a range when the inventory read no offset at the new retention exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reconciler.impact.facts import collect_json, only
+from reconciler.impact.riskexpr import mask_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from reconciler.impact.inventory import Inventory
+    from reconciler.impact.job import Changes
+
+SAMPLE = 200  # group rows in the summary (every row is in consumers_at_risk/ with --out)
+RULES = {"retention.ms": "retention-lowered", "retention.bytes": "retention-bytes-lowered"}
+AT_RISK_DDL = ("cluster STRING, topic STRING, group STRING, records_min BIGINT, records_max BIGINT, "
+               "bytes_min BIGINT, bytes_max BIGINT, lag_records BIGINT, lag_ms_min BIGINT, lag_ms_max BIGINT, "
+               "partitions INT, behind_start INT, read_at BIGINT, retention_ms_before STRING, "
+               "retention_ms_after STRING, retention_bytes_before STRING, retention_bytes_after STRING, "
+               "state STRING, protocol_type STRING, members INT, client_ids ARRAY<STRING>")
+
+
+@dataclass
+class AtRisk:
+    rows: DataFrame  # AT_RISK_DDL: one row per (cluster, topic, group) that loses unread records
+
+
+def _retention_entry(key: str) -> Column:
+    """The topic row's entry for `key` where its rule fires (else null): before, after, the partitions it hits."""
+    from pyspark.sql import functions as F
+
+    bit = F.lit(mask_of([RULES[key]]))
+    hit = F.filter("entries", lambda x: (x["key"] == key) & (x["mask"].bitwiseAND(bit) != 0))
+    return F.get(hit, 0)
+
+
+def _applies(entry: Column) -> Column:
+    """The entry changes this row's partition (it hits all of the topic's, or lists this one)."""
+    from pyspark.sql import functions as F
+
+    return entry.isNotNull() & (entry["part_ids"].isNull() | F.array_contains(entry["part_ids"], F.col("partition")))
+
+
+def _clamp(offset: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.least(F.greatest(offset, F.col("log_start")), F.col("log_end"))
+
+
+def _time_bound(ms: Column) -> tuple[Column, Column]:
+    """(low, high) first offset time retention `ms` keeps: exact where the ages read include it, else bracketed
+    by the ages around it (`unread.time_boundary`); unlimited (null, negative): the log start."""
+    from pyspark.sql import functions as F
+
+    at = F.col("at")
+    exact = F.get(F.filter(at, lambda x: x["age_ms"] == ms), 0)["offset"]
+    younger = F.try_element_at(F.filter(at, lambda x: x["age_ms"] < ms), F.lit(-1))["offset"]  # the nearest below
+    older = F.get(F.filter(at, lambda x: x["age_ms"] > ms), 0)["offset"]
+    none = ms.isNull() | (ms < 0)
+    high = F.when(none, F.col("log_start")).otherwise(_clamp(F.coalesce(exact, younger, F.col("log_end"))))
+    low = F.when(none, F.col("log_start")).otherwise(_clamp(F.coalesce(exact, older, F.col("log_start"))))
+    return low, high
+
+
+def _size_bound(limit: Column) -> tuple[Column, Column]:
+    """(low, high) first offset size retention `limit` keeps, the records' mean size standing for each; size
+    not known: anything between the log start and end (`unread.size_boundary`)."""
+    from pyspark.sql import functions as F
+
+    start, end, size = F.col("log_start"), F.col("log_end"), F.col("size_bytes")
+    records = end - start
+    cut = start + (records.cast("decimal(38,0)") * (size - limit) / size).cast("long")
+    none = limit.isNull() | (limit < 0)
+    keep = none | (records <= 0) | (size <= limit)
+    low = F.when(keep, start).when(size.isNull(), start).otherwise(cut)
+    high = F.when(none, start).when(size.isNull(), end).when(keep, start).otherwise(cut)
+    return low, high
+
+
+def _bound(ms: Column, limit: Column) -> tuple[Column, Column]:
+    from pyspark.sql import functions as F
+
+    (tl, th), (sl, sh) = _time_bound(ms), _size_bound(limit)
+    return F.greatest(tl, sl), F.greatest(th, sh)
+
+
+def _number(entry: Column, side: str) -> Column:
+    """The entry's value on one side as a number where it changes this partition, else null (unchanged)."""
+    from pyspark.sql import functions as F
+
+    return F.when(_applies(entry), entry[side].try_cast("long"))
+
+
+def _per_partition(gp: DataFrame) -> DataFrame:
+    """A row per (group, partition): its records at risk (low, high), bytes, lag in records and in time."""
+    from pyspark.sql import functions as F
+
+    ms, by = F.col("ms"), F.col("by")
+    old = _bound(_number(ms, "before"), _number(by, "before"))
+    new = _bound(_number(ms, "after"), _number(by, "after"))
+    c = F.col("committed")
+    rec_lo = F.greatest(F.lit(0), new[0] - F.greatest(c, old[1]))
+    rec_hi = F.greatest(F.lit(0), new[1] - F.greatest(c, old[0]))
+    n, size = F.col("log_end") - F.col("log_start"), F.col("size_bytes")
+
+    def to_bytes(records: Column) -> Column:
+        return F.when(n > 0, (records.cast("decimal(38,0)") * size / n).cast("long")).otherwise(F.lit(0))
+
+    position = F.greatest(c, F.col("log_start"))
+    caught_up = position >= F.col("log_end")
+    older_than = F.transform(F.filter("at", lambda x: position < x["offset"]), lambda x: x["age_ms"])
+    younger_than = F.transform(F.filter("at", lambda x: x["offset"] <= position), lambda x: x["age_ms"])
+    return gp.select(
+        "cluster", "topic", "group", "read_at", "ms", "by",
+        rec_lo.alias("rec_lo"), rec_hi.alias("rec_hi"), to_bytes(rec_lo).alias("b_lo"), to_bytes(rec_hi).alias("b_hi"),
+        size.isNull().alias("size_unknown"),
+        F.greatest(F.lit(0), F.col("log_end") - position).alias("lag"),
+        F.when(caught_up, F.lit(0)).otherwise(F.coalesce(F.array_max(older_than), F.lit(0))).alias("age_lo"),
+        F.when(caught_up, F.lit(0)).otherwise(F.array_min(younger_than)).alias("age_hi"),
+        (c < F.col("log_start")).alias("behind"))
+
+
+def consumers_at_risk(ch: Changes, inv: Inventory) -> AtRisk | None:
+    """The groups losing unread records, or None when the inventory has no offsets."""
+    from pyspark.sql import functions as F
+
+    if inv.offsets is None:
+        return None
+    lowered = ch.per_topic.select("cluster", "topic", _retention_entry("retention.ms").alias("ms"),
+                                  _retention_entry("retention.bytes").alias("by")).filter(
+        F.col("ms").isNotNull() | F.col("by").isNotNull())
+    committed = only(inv.offsets["group_offsets"], ch.clusters)
+    logs = only(inv.offsets["log_offsets"], ch.clusters)
+    gp = committed.join(lowered, ["cluster", "topic"]).join(logs, ["cluster", "topic", "partition"])
+    gp = gp.filter(_applies(F.col("ms")) | _applies(F.col("by")))
+    parts = _per_partition(gp)
+    per_group = parts.groupBy("cluster", "topic", "group").agg(
+        F.sum("rec_lo").alias("records_min"), F.sum("rec_hi").alias("records_max"),
+        F.when(F.max(F.col("size_unknown").cast("int")) == 0, F.sum("b_lo")).alias("bytes_min"),
+        F.when(F.max(F.col("size_unknown").cast("int")) == 0, F.sum("b_hi")).alias("bytes_max"),
+        F.sum("lag").alias("lag_records"), F.max("age_lo").alias("lag_ms_min"),
+        F.when(F.max(F.col("age_hi").isNull().cast("int")) == 0, F.max("age_hi")).alias("lag_ms_max"),
+        F.sum((F.col("rec_hi") > 0).cast("int")).alias("partitions"),
+        F.sum(F.col("behind").cast("int")).alias("behind_start"), F.min("read_at").alias("read_at"),
+        F.first(F.col("ms")["before"]).alias("retention_ms_before"),
+        F.first(F.col("ms")["after"]).alias("retention_ms_after"),
+        F.first(F.col("by")["before"]).alias("retention_bytes_before"),
+        F.first(F.col("by")["after"]).alias("retention_bytes_after"),
+    ).filter(F.col("records_max") > 0)
+    groups = only(inv.offsets["groups"], ch.clusters)
+    rows = per_group.join(groups, ["cluster", "group"], "left").select(
+        "cluster", "topic", "group", "records_min", "records_max", "bytes_min", "bytes_max", "lag_records",
+        "lag_ms_min", "lag_ms_max", F.col("partitions").cast("int"), F.col("behind_start").cast("int"), "read_at",
+        "retention_ms_before", "retention_ms_after", "retention_bytes_before", "retention_bytes_after",
+        F.coalesce("state", F.lit("")).alias("state"), F.coalesce("protocol_type", F.lit("")).alias("protocol_type"),
+        "members", F.coalesce("client_ids", F.array().cast("array<string>")).alias("client_ids"))
+    return AtRisk(rows)
+
+
+def _active() -> Column:
+    from pyspark.sql import functions as F
+
+    from reconciler.unread import ACTIVE_STATES
+
+    return (F.coalesce(F.col("members"), F.lit(0)) > 0) | F.col("state").isin(sorted(ACTIVE_STATES))
+
+
+def section(ch: Changes, inv: Inventory, meta: dict[str, Any]) -> tuple[dict[str, Any], DataFrame | None]:
+    """The summary's `consumers`: rollups (fleet, per cluster) and the groups most at risk, in one Spark job; the
+    clusters assessed without offsets and when each cluster's were read (inventory.json)."""
+    from pyspark.sql import functions as F
+
+    offsets = meta.get("offsets") or {}
+    coverage = {c: offsets.get(c) or {"notRead": "the inventory has no offsets of this cluster (taken before "
+                                                 "offsets were read, or by an older version)"}
+                for c in ch.clusters}
+    found = consumers_at_risk(ch, inv)
+    if found is None:
+        return {"known": False, "assessedAtMs": int(time.time() * 1000), "clusters": _coverage(coverage),
+                "groupsAtRisk": 0, "rows": []}, None
+    rows = found.rows.withColumn("active", _active())
+    by_cluster = rows.groupBy("cluster").agg(
+        F.countDistinct("group").alias("groups"), F.countDistinct("topic").alias("topics"),
+        F.sum("records_min").alias("recordsMin"), F.sum("records_max").alias("recordsMax"),
+        F.when(F.count(F.when(F.col("bytes_max").isNull(), 1)) == 0, F.sum("bytes_max")).alias("bytesMax"),
+        F.countDistinct(F.when(F.col("active"), F.col("group"))).alias("activeGroups"))
+    fleet = rows.agg(
+        F.countDistinct("cluster", "group").alias("groups"), F.countDistinct("cluster", "topic").alias("topics"),
+        F.count(F.lit(1)).alias("pairs"), F.sum("records_min").alias("recordsMin"),
+        F.sum("records_max").alias("recordsMax"),
+        F.when(F.count(F.when(F.col("bytes_max").isNull(), 1)) == 0, F.sum("bytes_max")).alias("bytesMax"),
+        F.countDistinct(F.when(F.col("active"), F.struct("cluster", "group"))).alias("activeGroups"))
+    top = rows.orderBy(F.col("records_max").desc(), "cluster", "topic", "group").limit(SAMPLE)
+    got = collect_json(ch.spark, {"fleet": fleet, "byCluster": by_cluster, "rows": top})
+    total = got["fleet"][0] if got["fleet"] else {}
+    return {
+        "known": True,
+        "assessedAtMs": int(time.time() * 1000),
+        "clusters": _coverage(coverage),
+        "groupsAtRisk": int(total.get("groups") or 0),
+        "activeGroupsAtRisk": int(total.get("activeGroups") or 0),
+        "topicsAtRisk": int(total.get("topics") or 0),
+        "groupTopicsAtRisk": int(total.get("pairs") or 0),
+        "recordsAtRisk": [int(total.get("recordsMin") or 0), int(total.get("recordsMax") or 0)],
+        "bytesAtRisk": total.get("bytesMax"),
+        "clustersAtRisk": len(got["byCluster"]),
+        "byCluster": sorted(got["byCluster"], key=lambda r: (-r["recordsMax"], r["cluster"])),
+        "rows": [_row(r) for r in got["rows"]],
+    }, found.rows
+
+
+def _coverage(coverage: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"cluster": c, **v} for c, v in sorted(coverage.items())]
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "cluster": r["cluster"], "topic": r["topic"], "group": r["group"],
+        "records": [r["records_min"], r["records_max"]], "bytes": None if r["bytes_max"] is None
+        else [r["bytes_min"], r["bytes_max"]], "lagRecords": r["lag_records"],
+        "lagMs": [r["lag_ms_min"], r["lag_ms_max"]], "partitions": r["partitions"],
+        "behindLogStart": r["behind_start"], "readAtMs": r["read_at"],
+        "retentionMs": [r["retention_ms_before"], r["retention_ms_after"]],
+        "retentionBytes": [r["retention_bytes_before"], r["retention_bytes_after"]],
+        "state": r["state"], "protocolType": r["protocol_type"], "members": r["members"],
+        "clientIds": list(r["client_ids"] or []), "active": bool(r["active"]),
+    }
+
+
+def with_consumer_reasons(summary: dict[str, Any]) -> None:
+    """The sampled topic changes whose groups lose unread records carry that reason, rated destructive (they
+    already are: only a change the plan's retention rules rate destructive reaches the groups)."""
+    from reconciler.render.consumers import reasons
+
+    found = reasons(summary.get("consumers"))
+    for row in summary.get("topicChanges") or ():
+        extra = found.get((row["cluster"], row["topic"])) if row.get("key") in RULES else None
+        if extra:
+            row["reasons"] = [*row.get("reasons", []), *extra]
+            row["risk"] = "destructive"
