@@ -27,11 +27,14 @@ REMOTE_HELP = ("A Spark Connect server, sc://host:port (default: $SPARK_REMOTE; 
               help="Partition sizes CSV: cluster,topic,partition,size_bytes (with a header line).")
 @click.option("--parallel", type=click.IntRange(1, 64), default=8, show_default=True,
               help="Clusters read at the same time (one ZooKeeper client each).")
+@click.option("--offsets/--no-offsets", default=True, show_default=True,
+              help="Also read log and consumer group offsets through the brokers' Admin API (spec.adminClient or "
+                   "spec.kraft), for the consumers at risk of a lowered retention.")
 @click.option("--master", help=MASTER_HELP)
 @click.option("--remote", help=REMOTE_HELP)
 @click.pass_obj
 def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path | None, parallel: int,
-             master: str | None, remote: str | None) -> None:
+             offsets: bool, master: str | None, remote: str | None) -> None:
     """Read the live state of CLUSTER… (default: every cluster of the manifests) into a Parquet inventory."""
     from reconciler.artefacts import checked_destination
     from reconciler.impact.connect import checked_remote, chosen_master, is_remote
@@ -46,11 +49,13 @@ def snapshot(obj: Context, clusters: tuple[str, ...], out: Path, sizes_csv: Path
     states, _ = load_desired(obj.repo, clusters)
     with spark_session(spark_at) as spark:  # a Connect server writes the tables: give it the absolute path
         rows = take(spark, states, obj.repo, out.absolute(), sizes_csv=sizes_csv and sizes_csv.absolute(),
-                    parallel=parallel)
+                    parallel=parallel, offsets=offsets, progress=obj.progress())
+    said = (f", {len(rows['group_offsets'])} committed group offsets of {len(rows['groups'])} groups"
+            if "groups" in rows else "")
     click.echo(
         f"snapshot of {len(states)} cluster(s) written to {out}: {len(rows['brokers'])} brokers, "
-        f"{len(rows['topics'])} topics, {len(rows['partitions'])} partitions, {len(rows['configs'])} config values",
-        err=True,
+        f"{len(rows['topics'])} topics, {len(rows['partitions'])} partitions, {len(rows['configs'])} config "
+        f"values{said}", err=True,
     )
 
 
