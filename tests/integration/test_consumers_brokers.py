@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from reconciler.cli.main import run
 from tests.integration.brokerrepo import make_repo
 from tests.integration.test_kraft_backend import KRAFT_CLUSTER
