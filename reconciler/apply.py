@@ -134,13 +134,16 @@ def apply_cluster_plan(
     connection: Connection | None = None,
     named: NamedSecrets | None = None,
     stop: Callable[[], bool] | None = None,
+    allow_no_brokers: bool | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else the backend's:
     long enough for a crashed apply's lock to expire within the wait). `connection`: the cluster's connection
     that planned it (`Backend.connect`), reused rather than a second one opened. `named`: the secret references
     the cluster's manifests name (default: `named_for`); every one the plan resolves must be among them.
-    `stop()`: asked between writes; true ends the apply there, reporting and auditing what was written."""
+    `stop()`: asked between writes; true ends the apply there, reporting and auditing what was written.
+    `allow_no_brokers`: write even where no broker of the declared ids is registered (default: the operator's
+    RECONCILER_ALLOW_NO_BROKERS, else refused by the backend before the first write)."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
@@ -154,13 +157,27 @@ def apply_cluster_plan(
         user=user or default_user(),
         time=now_utc(),
     )
+    if allow_no_brokers is None:
+        allow_no_brokers = allow_no_brokers_default()
     request = ApplyRequest(plan, desired, _secret_resolver(desired, root, named), audit, audit_log=audit_log,
-                           progress=progress, notify=notify, stop=stop, **tuning)
+                           progress=progress, notify=notify, stop=stop, allow_no_brokers=allow_no_brokers,
+                           **tuning)
     with ExitStack() as stack:
         if connection is None:
             connection = stack.enter_context(backend_for(desired.cluster).connect(desired.cluster, root,
                                                                                   notify=notify))
         return connection.apply(request)
+
+
+def allow_no_brokers_default() -> bool:
+    """RECONCILER_ALLOW_NO_BROKERS=1 (or true/yes): `--allow-no-brokers` for every apply of this environment
+    (a pipeline that pre-seeds clusters before their brokers first start)."""
+    raw = os.environ.get("RECONCILER_ALLOW_NO_BROKERS", "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ReconcilerError(f"RECONCILER_ALLOW_NO_BROKERS={raw!r}: expected 1 or 0")
 
 
 def apply_tuning() -> dict[str, Any]:

@@ -183,6 +183,9 @@ class ApplyRequest:
     progress: ReadProgress | None = None
     notify: Notify | None = None  # a line when the apply waits for the lock or takes a dead holder's over
     stop: Callable[[], bool] | None = None  # asked between writes: true ends the apply there, reported
+    # write even where no broker of the declared ids is registered (--allow-no-brokers: pre-seeding configs
+    # before the brokers first start); else a backend refuses such a target before its first write
+    allow_no_brokers: bool = False
 
 
 @dataclass(frozen=True, slots=True)

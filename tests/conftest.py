@@ -22,6 +22,10 @@ from reconciler.zk.session import close, connect
 
 REPO = Path(__file__).resolve().parents[1]
 ZK_SCRIPT = REPO / "scripts" / "local-zookeeper.sh"
+# Most tests apply to a chroot of the session's ZooKeeper where no broker runs (what they test is the write, not
+# the target): as an operator pre-seeding a cluster would, they allow it (apply's --allow-no-brokers). The tests
+# of the refusal itself clear it (tests/integration/test_apply_preconditions.py).
+os.environ.setdefault("RECONCILER_ALLOW_NO_BROKERS", "1")
 ZK_FIXTURES = frozenset({"zk_server", "zk_chroot", "zk_client", "zk_connect"})
 
 

@@ -14,8 +14,9 @@ from contextlib import contextmanager, suppress
 
 
 class LoggingProxy:
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(self, target: tuple[str, int], max_connections: int | None = None) -> None:
         self.target = target
+        self.max_connections = max_connections  # later connections are closed at once (a host that went away)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self.listener.getsockname()[1])
         self.connections = 0
@@ -44,6 +45,9 @@ class LoggingProxy:
                 continue
             except OSError:
                 return
+            if self.max_connections is not None and self.connections >= self.max_connections:
+                client.close()
+                continue
             with self._lock:
                 self.connections += 1
             try:
@@ -84,8 +88,8 @@ class LoggingProxy:
 
 
 @contextmanager
-def logging_proxy(target: tuple[str, int]) -> Iterator[LoggingProxy]:
-    proxy = LoggingProxy(target)
+def logging_proxy(target: tuple[str, int], max_connections: int | None = None) -> Iterator[LoggingProxy]:
+    proxy = LoggingProxy(target, max_connections)
     proxy.start()
     try:
         yield proxy

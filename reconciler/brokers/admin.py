@@ -68,7 +68,7 @@ class BrokerAdmin:
     """One Admin API connection to a cluster's brokers."""
 
     def __init__(self, spec: AdminClientSpec, security: AdminSecurity | None = None, *,
-                 request_timeout_s: float = 5.0) -> None:
+                 request_timeout_s: float = 5.0, connect_timeout_s: float = 30.0) -> None:
         from kafka.admin import KafkaAdminClient  # kafka-python: imported only where the brokers are asked
 
         servers = [server_text(h, p) for h, p in checked_servers(spec.bootstrap_servers)]
@@ -77,11 +77,13 @@ class BrokerAdmin:
             self._admin = KafkaAdminClient(
                 bootstrap_servers=servers, client_id="kafka-reconciler-verify", kafka_client=_guarded_client,
                 request_timeout_ms=int(request_timeout_s * 1000), reconnect_backoff_max_ms=1000,
+                bootstrap_timeout_ms=max(1000, int(connect_timeout_s * 1000)),  # honours --verify-timeout
                 **_client_options(spec, security or AdminSecurity()))
         except ReconcilerError:
             raise
         except Exception as exc:
-            raise BrokerAdminError(f"cannot connect to the {self.where} ({type(exc).__name__})") from None
+            raise BrokerAdminError(f"cannot connect to the {self.where} within {connect_timeout_s:g} s "
+                                   f"({type(exc).__name__})") from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.brokers.admin import AdminSecurity, BrokerAdmin, BrokerAdminError
-from reconciler.model import ClusterSpec, TlsSpec
+from reconciler.model import AdminClientSpec, ClusterSpec, TlsSpec
 from reconciler.plan import Plan
 from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.secrets.compare import base_dir
@@ -122,13 +122,12 @@ def verify_plan(
     progress: Progress = NO_PROGRESS,
     clock: Callable[[], float] = time.monotonic,
 ) -> VerifyReport:
-    """Ask the brokers until every change of `plan` is reported as expected or `timeout_s` passes."""
-    if cluster.admin is None:
-        raise BrokerAdminError(f"cluster {cluster.name}: --verify needs spec.adminClient.bootstrapServers "
-                               "(how to reach the brokers' Admin API) in cluster.yaml")
+    """Ask the brokers until every change of `plan` is reported as expected or `timeout_s` passes (connecting
+    included: the first broker must answer within it)."""
+    spec = _admin_spec(cluster)
     start = clock()
     deadline = start + timeout_s
-    with BrokerAdmin(cluster.admin, admin_security(cluster, root)) as admin:
+    with BrokerAdmin(spec, admin_security(cluster, root), connect_timeout_s=timeout_s) as admin:
         try:
             registered = set(admin.live_brokers())
         except Exception:
@@ -150,6 +149,28 @@ def verify_plan(
             # a count, not the summary: the command prints that once, after the phase (no nested repeat)
             phase.done(f"{report.count('taken')} of {len(report.results)} answers taken")
     return report
+
+
+def _admin_spec(cluster: ClusterSpec) -> AdminClientSpec:
+    if cluster.admin is None:
+        raise BrokerAdminError(f"cluster {cluster.name}: --verify needs spec.adminClient.bootstrapServers "
+                               "(how to reach the brokers' Admin API) in cluster.yaml")
+    return cluster.admin
+
+
+def verify_preconditions(cluster: ClusterSpec, root: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """What `--verify` needs, checked before the first write (so an apply that could not be verified is not
+    made): the cluster's Admin API settings, and a broker that answers within `timeout_s`. Raises
+    BrokerAdminError saying which is missing; nothing has been written then."""
+    spec = _admin_spec(cluster)
+    try:
+        with BrokerAdmin(spec, admin_security(cluster, root), connect_timeout_s=timeout_s) as admin:
+            try:
+                admin.live_brokers()
+            except Exception as exc:
+                raise BrokerAdminError(f"--verify cannot ask the {admin.where} ({type(exc).__name__})") from None
+    except BrokerAdminError as exc:
+        raise BrokerAdminError(f"cluster {cluster.name}: {exc.message}") from None
 
 
 def record_verification(audit_log: Path, plan: Plan, report: VerifyReport) -> None:

@@ -243,6 +243,16 @@ def cluster_dir(state: Any) -> str:
     return source.file.rsplit("/", 1)[0] if source is not None else f"clusters/{state.cluster.name}"
 
 
+def allow_no_brokers_option(command: click.decorators.FC) -> click.decorators.FC:
+    """`--allow-no-brokers` (apply, reconcile): write to a ZooKeeper target where no declared broker is registered."""
+    return click.option(
+        "--allow-no-brokers", is_flag=True,
+        help="Write even where no broker of spec.brokers is registered in ZooKeeper (pre-seeding configs before "
+        "the brokers first start); without it such a target is refused before any write, naming the chroots of "
+        "the ensemble that hold brokers. Default: $RECONCILER_ALLOW_NO_BROKERS.",
+    )(command)
+
+
 def lock_timeout_option(command: click.decorators.FC) -> click.decorators.FC:
     """`--lock-timeout DURATION` (apply, reconcile), like Terraform's -lock-timeout."""
     return click.option(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.childenv import safe_child_environment
-from reconciler.cli.context import lock_timeout_option, notify
+from reconciler.cli.context import allow_no_brokers_option, lock_timeout_option, notify
 from reconciler.errors import (
     CANCELLED,
     Diagnostic,
@@ -293,12 +293,13 @@ def _one_pass(obj: Context, args: dict[str, Any], options: Options, stop: thread
               "each change; a cluster whose brokers did not all take it is 'not-taken' (a failure).")
 @click.option("--verify-timeout", default="30s", show_default=True, metavar="DURATION",
               help="How long --verify keeps asking each cluster's brokers.")
+@allow_no_brokers_option
 @lock_timeout_option
 @click.pass_obj
 def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: str | None, cache: Path | None,
               once: bool, interval: str | None, dry_run: bool, parallel: int, jobs: int, allow_destructive: bool,
               allow_dirty: bool, allow_secret_rotation: bool, fmt: str, audit_log: Path | None, verify: bool,
-              verify_timeout: str, lock_timeout: float | None) -> None:
+              verify_timeout: str, allow_no_brokers: bool, lock_timeout: float | None) -> None:
     """Pull, validate, plan and apply every cluster within policy; report drift; exit 1 if any cluster failed."""
     from reconciler.apply import default_audit_log
     from reconciler.cli.console import print_blocks
@@ -310,7 +311,8 @@ def reconcile(obj: Context, clusters: tuple[str, ...], url: str | None, branch: 
     seconds = parse_duration(interval) if interval is not None else 0.0
     options = Options(dry_run, allow_destructive, parallel, None if dry_run else audit_log or default_audit_log(),
                       lock_timeout_s=lock_timeout, notify=notify, allow_secret_rotation=allow_secret_rotation,
-                      jobs=jobs, verify_timeout_s=parse_duration(verify_timeout) if verify else None)
+                      jobs=jobs, verify_timeout_s=parse_duration(verify_timeout) if verify else None,
+                      allow_no_brokers=allow_no_brokers or None)
     args = {"url": url, "branch": branch, "cache": cache, "only": clusters, "allow_dirty": allow_dirty}
     stop = threading.Event()
     failures = 0

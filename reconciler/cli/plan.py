@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.context import Context, lock_timeout_option, notify, plan_all, print_plans, read_plan_file
+from reconciler.cli.context import (
+    Context,
+    allow_no_brokers_option,
+    lock_timeout_option,
+    notify,
+    plan_all,
+    print_plans,
+    read_plan_file,
+)
 from reconciler.errors import (
     CANCELLED,
     ApplyInterrupted,
@@ -91,12 +99,13 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
               help="How long --verify keeps asking (e.g. 30s, 2m).")
 @click.option("--verify-format", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True, help="text: on stderr only; markdown/json: the verification report on stdout.")
+@allow_no_brokers_option
 @lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
     allow_dirty: bool, allow_secret_rotation: bool, verify: bool, verify_timeout: str, verify_format: str,
-    lock_timeout: float | None,
+    allow_no_brokers: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
     from reconciler.apply import default_audit_log, guard, load_apply_settings, named_for
@@ -124,6 +133,8 @@ def apply(
     missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo, named[p.cluster])]
     if missing:  # all of them, before anything is written
         raise ReconcilerError(f"{len(missing)} problem(s) with the passwords to apply: nothing was written", missing)
+    if verify:  # that the writes can be verified is known before the first one (settings, a broker answering)
+        check_verifiable(obj, pending, states, verify_timeout)
     if not auto_approve:
         print_plans(obj, pending, "text", err=True)
         if not sys.stdin.isatty():
@@ -137,7 +148,8 @@ def apply(
             raise SystemExit(ExitCode.ERROR)
     log_path = audit_log or default_audit_log()
     _write_all(obj, pending, states, log_path, named, allow_destructive=allow_destructive,
-               allow_secret_rotation=allow_secret_rotation, lock_timeout=lock_timeout)
+               allow_secret_rotation=allow_secret_rotation, lock_timeout=lock_timeout,
+               allow_no_brokers=allow_no_brokers or None)
     click.echo(apply_summary(pending), err=True)
     if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
         raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
@@ -148,7 +160,7 @@ def apply(
 
 def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, ClusterSettings], log_path: Path,
                named: Mapping[str, NamedSecrets], *, allow_destructive: bool, allow_secret_rotation: bool,
-               lock_timeout: float | None) -> None:
+               lock_timeout: float | None, allow_no_brokers: bool | None = None) -> None:
     """Each plan applied in turn; a signal stops between batches, and the report says what was committed."""
     from reconciler.apply import apply_cluster_plan
 
@@ -162,7 +174,8 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
                 result = apply_cluster_plan(p, states[p.cluster], obj.repo, allow_destructive=allow_destructive,
                                             allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
                                             progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
-                                            named=named[p.cluster], stop=CANCELLED.is_set)
+                                            named=named[p.cluster], stop=CANCELLED.is_set,
+                                            allow_no_brokers=allow_no_brokers)
                 phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, "
                            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
                            f"in {result.batches} batch(es)")
@@ -195,19 +208,44 @@ def _interrupted_apply(exc: BaseException | None, cluster: str, applied: Sequenc
     return ApplyInterrupted("\n".join(lines))
 
 
+def check_verifiable(obj: Context, plans: Sequence[Plan], states: Mapping[str, ClusterSettings],
+                     timeout: str) -> None:
+    """`--verify`'s preconditions for every cluster, before any write: its Admin API settings and a broker that
+    answers within --verify-timeout. Every problem at once; nothing written."""
+    from reconciler.apply import duration_seconds
+    from reconciler.brokers.verify import verify_preconditions
+
+    problems = []
+    for p in plans:
+        try:
+            verify_preconditions(states[p.cluster].cluster, obj.repo, duration_seconds(timeout))
+        except ReconcilerError as exc:
+            problems.append(exc.message)
+    if problems:
+        raise ReconcilerError("--verify cannot run, so nothing was written (fix it, or apply without --verify):\n  "
+                              + "\n  ".join(problems))
+
+
 def verify_applied(obj: Context, plans: Sequence[Plan], states: Mapping[str, ClusterSettings], timeout: str,
                    output: str, audit_log: Path) -> None:
     """`--verify`: each applied plan asked of its brokers; the report on stderr (and stdout in markdown/json),
     a line in the audit log, exit 4 unless every broker took every change."""
     from reconciler.apply import duration_seconds
     from reconciler.brokers.verify import record_verification, verify_plan
+    from reconciler.render.text import apply_summary
     from reconciler.verify.report import markdown
 
     progress = obj.progress()
     reports = []
     for index, p in enumerate(plans, 1):
-        report = verify_plan(p, states[p.cluster].cluster, obj.repo, timeout_s=duration_seconds(timeout),
-                             progress=progress.numbered(index, len(plans)))
+        try:
+            report = verify_plan(p, states[p.cluster].cluster, obj.repo, timeout_s=duration_seconds(timeout),
+                                 progress=progress.numbered(index, len(plans)))
+        except ReconcilerError as exc:  # the brokers answered before the writes, not after: written, unverified
+            written = "; ".join(f"cluster {q.cluster}, plan {q.plan_id}: "
+                                + apply_summary([q]).removeprefix("Apply complete: ").rstrip(".") for q in plans)
+            raise NotTakenError(f"written, but not verified: {exc.message}\n  what was written: {written}\n  "
+                                "check the brokers, then re-run the apply with --verify") from None
         record_verification(audit_log, p, report)
         reports.append(report)
         for line in report.text_lines():

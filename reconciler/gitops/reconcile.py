@@ -23,7 +23,7 @@ from typing import Any, Literal
 from reconciler.apply import apply_cluster_plan
 from reconciler.backend import AuditEntry, Connection, last_apply, read_types
 from reconciler.backends import backend_for
-from reconciler.brokers.verify import record_verification, verify_plan
+from reconciler.brokers.verify import record_verification, verify_plan, verify_preconditions
 from reconciler.errors import Diagnostic, Interrupted, ReconcilerError, RefusedError, check_cancelled, has_errors
 from reconciler.gitops import Revision
 from reconciler.gitops.drift import DriftReport, drift_report
@@ -56,6 +56,7 @@ class Options:
     allow_secret_rotation: bool = False  # re-encode passwords stored with passwordEncoder.oldSecret
     jobs: int = 1  # worker processes for a large fleet (0: one per core; 1: this process only)
     verify_timeout_s: float | None = None  # --verify: ask the brokers after each apply (None: do not)
+    allow_no_brokers: bool | None = None  # --allow-no-brokers (None: RECONCILER_ALLOW_NO_BROKERS, else refused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,13 +164,18 @@ class _Runner:
         if self.options.dry_run:
             return Outcome(name, "planned", plan=plan, drift=drift, diagnostics=result.diagnostics)
         check_cancelled()  # a stop request since planning: no apply starts
+        if self.options.verify_timeout_s is not None:  # --verify: that it can run is known before any write
+            try:
+                verify_preconditions(desired.cluster, self.source.root, self.options.verify_timeout_s)
+            except ReconcilerError as exc:
+                return Outcome(name, "failed", plan=plan, drift=drift, error=f"nothing applied: {exc.message}")
         try:
             applied_result = apply_cluster_plan(
                 plan, desired, self.source.root, allow_destructive=self.options.allow_destructive,
                 allow_secret_rotation=self.options.allow_secret_rotation,
                 audit_log=self.options.audit_log, user=self.options.user,
                 lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
-                connection=connection,
+                connection=connection, allow_no_brokers=self.options.allow_no_brokers,
             )
         except Interrupted:
             raise

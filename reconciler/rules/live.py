@@ -65,8 +65,9 @@ def _no_brokers(desired: DesiredState, live: LiveState) -> Iterator[Diagnostic]:
     where = desired.cluster.zookeeper.source or desired.cluster.source
     yield Diagnostic("warning", f"no broker is registered in {connect}/brokers/ids: is the connect string the one "
                      "in the brokers' server.properties (zookeeper.connect, chroot included), and are they running? "
-                     "Config changes are written but no broker reads them until one starts (the demo, "
-                     "scripts/demo.sh, starts three for clusters/local-dev)", where, "connect")
+                     "apply refuses to write where no declared broker is registered unless --allow-no-brokers "
+                     "(pre-seeding configs before the brokers' first start; the demo, scripts/demo.sh, starts "
+                     "three for clusters/local-dev)", where, "connect")
 
 
 def _unregistered(desired: DesiredState, live: LiveState) -> Iterator[Diagnostic]:

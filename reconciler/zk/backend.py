@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from reconciler.zk.drift import date_drift, read_audit
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ConnectError, TlsFiles, ZooKeeperError, connect
+from reconciler.zk.target import refuse_without_brokers
 
 
 def tls_files(cluster: ClusterSpec, root: Path) -> TlsFiles | None:
@@ -94,6 +96,12 @@ def cluster_client(
     finally:
         client.stop()
         client.close()
+
+
+def at_root(cluster: ClusterSpec) -> ClusterSpec:
+    """The cluster's spec with its ZooKeeper connect string at the ensemble's root (no chroot): the same hosts,
+    allow-list, TLS and credentials."""
+    return replace(cluster, zookeeper=replace(cluster.zookeeper, connect=cluster.zookeeper.hosts))
 
 
 def acl_diagnostics(client: KazooClient, desired: DesiredState) -> list[Diagnostic]:
@@ -155,6 +163,9 @@ class ZooKeeperConnection:
         from reconciler.zk.write import ApplyOptions, apply_plan
 
         zk = request.settings.cluster.zookeeper
+        if not request.allow_no_brokers:  # a target no declared broker reads: refused before any write
+            refuse_without_brokers(self.client, self.cluster, lambda: cluster_client(at_root(self.cluster),
+                                                                                    self.root))
         options = ApplyOptions(
             secure_acls=zk.set_acl, reconciler_path=zk.reconciler_path,
             lock_timeout_s=(default_lock_wait(zk.session_timeout_s) if request.lock_timeout_s is None

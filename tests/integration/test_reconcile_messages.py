@@ -122,3 +122,22 @@ def test_plan_says_each_problem_once(zk_connect: str, tmp_path: Any, capsys: pyt
         "clusters/a/topics.yaml:6:60: warning: topic events: min.insync.replicas=3 is above its replication factor "
         "2; producers with acks=all will fail with NotEnoughReplicas. Set it to at most 2 (usually 1) "
         "[min.insync.replicas]"]
+
+
+def test_reconcile_refuses_a_target_without_brokers_unless_allowed(
+        fleet: Fleet, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 item 1 on the scheduled path: a cluster whose chroot no broker runs in is refused (nothing
+    written), and written with --allow-no-brokers."""
+    monkeypatch.delenv("RECONCILER_ALLOW_NO_BROKERS", raising=False)
+    commit(fleet.repo, "a cluster nobody runs", {
+        "clusters/a/cluster.yaml": cluster_yaml("a", fleet.connect("a"), {"env": "prod"}),
+        "clusters/a/topics.yaml": topics(86400000)})
+    code, summary, err = reconcile(capsys, fleet)
+    assert (code, statuses(summary)) == (1, {"a": "refused"}), err
+    assert summary["clusters"][0]["error"].startswith(
+        f"cluster a: refusing to write to {fleet.connect('a')} (spec.zookeeper.connect at clusters/a/cluster.yaml:6): "
+        "no broker is registered there (declared: 1, 2, 3)")
+    assert fleet.client.exists(f"{fleet.chroot}/a/config/topics/orders") is None
+    code, summary, err = reconcile(capsys, fleet, "--allow-no-brokers")
+    assert (code, statuses(summary)) == (0, {"a": "applied"}), err
+    assert config(fleet.client, f"{fleet.chroot}/a/config/topics/orders") == {"retention.ms": "86400000"}
