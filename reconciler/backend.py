@@ -198,6 +198,17 @@ class ApplyResult:
     audit_path: str | None  # where the audit entry was kept
 
 
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The cluster directory that manages a target (a ZooKeeper ensemble + chroot, a KRaft cluster), as recorded
+    at the target (issue 38: a directory that is not the owner must not apply there)."""
+
+    cluster: str  # the directory name under clusters/
+    claimed_by: str  # who claimed it (an audit user: login@host, RECONCILER_USER)
+    time: str  # when, ISO-8601 UTC
+    plan_id: str | None = None
+
+
 # --- the seam ---------------------------------------------------------------------------------------------
 
 class Connection(Protocol):

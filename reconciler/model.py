@@ -256,11 +256,18 @@ class KraftSpec:
     """spec.kraft: a KRaft cluster (Kafka 3.3+ without ZooKeeper, every 4.x), read and written only through its
     Admin API (reconciler/kraft/). `admin`: the bootstrap servers and client security, as spec.adminClient.
     `allow_plaintext_passwords`: the operator accepts that password configs travel over a connection that is
-    not TLS (IncrementalAlterConfigs carries them in plaintext; there is no encoder on KRaft)."""
+    not TLS (IncrementalAlterConfigs carries them in plaintext; there is no encoder on KRaft). `state_topic`:
+    the compacted topic in the cluster holding the reconciler's lock, audit entries and fingerprints
+    (kraft/state.py); `local_state`: the operator keeps them in the local audit log instead (one machine)."""
 
     admin: AdminClientSpec
     allow_plaintext_passwords: bool = False
     source: SourceRef | None = None  # where `kraft:` is written (errors name it)
+    state_topic: str = "_kafka-reconciler"  # DEFAULT_STATE_TOPIC
+    local_state: bool = False
+
+
+DEFAULT_STATE_TOPIC = "_kafka-reconciler"
 
 
 # A cluster with spec.kraft has no ZooKeeper: its `zookeeper` is this empty spec, never dialled (the backend

@@ -73,12 +73,15 @@ class BrokerAdmin:
 
         servers = [server_text(h, p) for h, p in checked_servers(spec.bootstrap_servers)]
         self.where = "brokers at " + ",".join(servers)
+        # the same checked servers, dial guard and security for this cluster's other clients (kraft/state.py)
+        self.client_config: dict[str, Any] = {"bootstrap_servers": servers, "kafka_client": _guarded_client,
+                                              **_client_options(spec, security or AdminSecurity())}
         try:
             self._admin = KafkaAdminClient(
-                bootstrap_servers=servers, client_id="kafka-reconciler-verify", kafka_client=_guarded_client,
-                request_timeout_ms=int(request_timeout_s * 1000), reconnect_backoff_max_ms=1000,
+                client_id="kafka-reconciler-verify", request_timeout_ms=int(request_timeout_s * 1000),
+                reconnect_backoff_max_ms=1000,
                 bootstrap_timeout_ms=max(1000, int(connect_timeout_s * 1000)),  # honours --verify-timeout
-                **_client_options(spec, security or AdminSecurity()))
+                **self.client_config)
         except ReconcilerError:
             raise
         except Exception as exc:

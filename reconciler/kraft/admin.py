@@ -37,11 +37,13 @@ class DescribedConfig:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A resource (or topic, quota entity, user) the cluster refused, with Kafka's error name and message."""
+    """A resource (or topic, quota entity, user, ACL) the cluster refused, with Kafka's error name and message;
+    `index`: its position in the request sent (-1 when the answer does not say)."""
 
     what: str
     error: str
     message: str
+    index: int = -1
 
 
 def _error_name(code: int) -> str:
@@ -108,6 +110,10 @@ class KraftAdmin(BrokerAdmin):
         """Metadata for every topic: name, topic id, partitions with their replicas."""
         return list(self._admin.describe_topics())
 
+    def topic_exists(self, name: str) -> bool:
+        """Whether the topic exists (Metadata for that topic only)."""
+        return any(t.get("error_code", 0) == 0 for t in self._admin.describe_topics([name]))
+
     def create_topics(self, topics: Mapping[str, Mapping[str, Any]], validate_only: bool) -> list[Refusal]:
         """CreateTopics with explicit replica assignments and configs; one Refusal per refused topic."""
         answer = self._admin.create_topics(dict(topics), validate_only=validate_only, raise_errors=False)
@@ -170,23 +176,43 @@ class KraftAdmin(BrokerAdmin):
         return found
 
     def create_acls(self, acls: Sequence[Any]) -> list[Refusal]:
+        """CreateAcls: one result per ACL, in order (kafka-python's helper drops which ACL and the message)."""
+        from kafka.protocol.admin import CreateAclsRequest
+
         if not acls:
             return []
-        answer = self._admin.create_acls(list(acls))
-        return [Refusal(str(acl.resource_pattern), type(error).__name__, str(error))
-                for acl, error in answer.get("failed", ())]
+        creations = [self._admin._convert_create_acls_resource_request(acl) for acl in acls]
+        response = self._send(CreateAclsRequest(creations=creations))
+        return [Refusal(str(acls[i].resource_pattern), _error_name(r.error_code), r.error_message or "", i)
+                for i, r in enumerate(response.results) if r.error_code != 0]
 
     def delete_acls(self, filters: Sequence[Any]) -> list[Refusal]:
+        """DeleteAcls: one result per filter, in order, and one per ACL it matched."""
+        from kafka.protocol.admin import DeleteAclsRequest
+
         if not filters:
             return []
-        return [Refusal(str(f.resource_pattern), error.__name__, "")  # kafka-python gives the error class
-                for f, _matched, error in self._admin.delete_acls(list(filters)) if error.__name__ != "NoError"]
+        wire = [self._admin._convert_delete_acls_resource_request(f) for f in filters]
+        response = self._send(DeleteAclsRequest(filters=wire))
+        out = []
+        for i, result in enumerate(response.filter_results):
+            codes = [(result.error_code, result.error_message)] + [(m.error_code, m.error_message)
+                                                                   for m in result.matching_acls or ()]
+            code, message = next(((c, m) for c, m in codes if c != 0), (0, None))
+            if code != 0:
+                out.append(Refusal(str(filters[i].resource_pattern), _error_name(code), message or "", i))
+        return out
 
     def scram_users(self) -> dict[str, dict[str, int]]:
         return self.scram_credentials()
 
     def alter_scram(self, alterations: Sequence[Any]) -> list[Refusal]:
+        """AlterUserScramCredentials: one result per user (so at most one alteration per user per request)."""
         if not alterations:
             return []
+        users = [a.user for a in alterations]
+        if len(set(users)) != len(users):
+            raise ValueError("one alteration per user per AlterUserScramCredentials request")
         answer = self._admin.alter_user_scram_credentials(list(alterations))
-        return [Refusal(user, "refused", message or "") for user, message in answer.items() if message]
+        return [Refusal(user, "refused", message or "", users.index(user)) for user, message in answer.items()
+                if message]

@@ -148,11 +148,11 @@ def compare_kraft_secrets(desired: DesiredState, live: LiveState, root: Path,
         parts.append(f"{len(trusted_only)} unchanged since the last apply by their secret reference only (the "
                      f"value could not be checked here): {_names(trusted_only)}")
     if unknown:
-        parts.append(f"{len(unknown)} not recorded by any apply in the local audit log: written again "
+        parts.append(f"{len(unknown)} not recorded by any apply in the reconciler's state: written again "
                      f"(shown as unknown): {_names(unknown)}")
     if parts:
         out.warnings.append("KRaft never returns passwords (DescribeConfigs answers null): decided from the "
-                            "fingerprints of the last apply in the local audit log: " + "; ".join(parts))
+                            "fingerprints the last apply recorded in the reconciler's state: " + "; ".join(parts))
     out.summarise(None)  # the pull request's changed secret files, said once
     return out
 

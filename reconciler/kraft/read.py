@@ -16,15 +16,14 @@ so that diff, risk, rules, renderers, drift and `describe` work unchanged:
 
 A password never comes back (DescribeConfigs answers null for sensitive values): its key's live value is
 `passwords.PRESENT`, and kraft/passwords.py decides "unchanged" from the fingerprints the last apply
-recorded in the local audit log. Versions: KRaft has no znode versions; entities read have version 0.
+recorded in the reconciler's state (kraft/state.py). Versions: KRaft has no znode versions; entities read
+have version 0.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 
 from reconciler.catalog import load_catalog
 from reconciler.kraft.admin import (
@@ -36,7 +35,7 @@ from reconciler.kraft.admin import (
     DescribedConfig,
     KraftAdmin,
 )
-from reconciler.kraft.passwords import PRESENT, applied_passwords, scram_marker
+from reconciler.kraft.passwords import PRESENT, scram_marker
 from reconciler.model import (
     DEFAULT_ENTITY,
     ENTITY_TYPES,
@@ -44,7 +43,6 @@ from reconciler.model import (
     AclResource,
     BrokerRegistration,
     ControllerInfo,
-    DesiredState,
     EntityRef,
     LiveAcls,
     LiveEntity,
@@ -118,12 +116,14 @@ def _brokers(admin: KraftAdmin, entity_types: frozenset[str]
     return controller, brokers, entities
 
 
-def _topics(admin: KraftAdmin) -> dict[str, LiveTopic]:
+def _topics(admin: KraftAdmin, hidden: frozenset[str]) -> dict[str, LiveTopic]:
     topics: dict[str, LiveTopic] = {}
     for t in admin.topics():
         if t.get("error_code", 0) != 0:
             continue
         name = str(t.get("name") if "name" in t else t["topic"])
+        if name in hidden:  # the reconciler's own state topic (kraft/state.py): never planned, imported, deleted
+            continue
         assignment = {int(p.get("partition_index", p.get("partition", 0))):
                       tuple(int(r) for r in (p.get("replica_nodes") or p.get("replicas") or ()))
                       for p in t.get("partitions") or ()}
@@ -158,16 +158,17 @@ def _acls(admin: KraftAdmin) -> dict[AclResource, LiveAcls]:
 
 
 def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = frozenset(ENTITY_TYPES),
-              progress: Callable[[int, int], None] | None = None) -> LiveState:
+              progress: Callable[[int, int], None] | None = None, hidden: frozenset[str] = frozenset()) -> LiveState:
     """The live state of the cluster `admin` reaches; entity types outside `entity_types` are not read
-    (as `zk.read.ReadScope`: ownership needs whole types only where the manifests manage them)."""
+    (as `zk.read.ReadScope`: ownership needs whole types only where the manifests manage them); `hidden`
+    topics (the reconciler's state topic) are left out."""
     def step(done: int) -> None:
         if progress is not None:
             progress(done, 5)
 
     controller, brokers, entities = _brokers(admin, entity_types)
     step(1)
-    topics = _topics(admin)
+    topics = _topics(admin, hidden)
     step(2)
     if "topics" in entity_types:
         for name, configs in admin.describe_configs(TOPIC, sorted(topics)).items():
@@ -180,8 +181,3 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
     step(5)
     return LiveState(cluster=cluster, brokers=frozen_map(brokers), topics=frozen_map(topics),
                      entities=frozen_map(entities), controller=ControllerInfo(controller), acls=frozen_map(acls))
-
-
-def with_applied_passwords(live: LiveState, desired: DesiredState, audit_log: Path) -> LiveState:
-    """`live` with the password fingerprints the newest applies to this cluster recorded in `audit_log`."""
-    return replace(live, applied_passwords=applied_passwords(audit_log, desired.cluster.name))

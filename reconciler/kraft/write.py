@@ -1,18 +1,21 @@
 """Execute a plan on a KRaft cluster through its Admin API: the same plan a ZooKeeper cluster gets, written
 with the requests Kafka's own tools send in KRaft mode (`kafka-configs.sh` / `kafka-topics.sh` /
 `kafka-acls.sh`: `Admin.incrementalAlterConfigs`, `createTopics`, `createPartitions`, `deleteTopics`,
-`alterClientQuotas`, `createAcls` / `deleteAcls`, `alterUserScramCredentials`).
+`alterClientQuotas`, `createAcls` / `deleteAcls`, `alterUserScramCredentials`), as kraft/operations.py
+shapes and orders them.
 
-First every request Kafka can validate without writing is sent with `validateOnly` (IncrementalAlterConfigs,
-CreateTopics, CreatePartitions, AlterClientQuotas: the brokers' and controllers' own validation,
-`ConfigAdminManager.validateBrokerConfigChange`, `ReplicationControlManager.createTopics`, ...): a refusal is
-an error naming the entity and Kafka's message, and nothing is written. Then the writes, in the order a
-topic's config needs it: topics created (with their config), partitions added, configs, quotas, SCRAM
-credentials, ACLs, topics deleted. A refusal during the writes stops there and says what was written.
+Before anything is written: what the plan saw is read again (`stale_changes`, exit 3 when the cluster changed
+since: KRaft has no znode versions), every request Kafka can validate without writing is sent with
+`validateOnly` (IncrementalAlterConfigs, CreateTopics, CreatePartitions, AlterClientQuotas: the brokers' and
+controllers' own validation) and what has no validateOnly is checked the way Kafka will (`precheck`:
+`delete.topic.enable` for DeleteTopics; one alteration per user per SCRAM request, iterations within
+`ScramMechanism`'s bounds). A refusal there is an error naming the entity and Kafka's message, and nothing is
+written.
 
-No lock: KRaft's controllers serialise the writes; no versions: what the plan saw is read again first
-(`stale_changes`, exit 3 when the cluster changed since), and a plan applied twice sets the same values
-(IncrementalAlterConfigs SET/DELETE are idempotent). The audit entry goes to the local audit log only.
+Then the writes, one request at a time in `operations`' order. Kafka answers each item of a request
+(a topic, a user, an ACL) on its own, so when it refuses one the apply stops after that request and says
+exactly which units were written, which were refused (with Kafka's message) and which were not sent
+(`WriteReport`); the state records what was written, so the next plan shows exactly the rest.
 """
 
 from __future__ import annotations
@@ -21,28 +24,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, clip, printable
+from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, clip, interrupts_deferred, printable
 from reconciler.kraft.admin import (
     BROKER,
-    DELETE,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     DYNAMIC_TOPIC_CONFIG,
-    SET,
     TOPIC,
     KraftAdmin,
     Refusal,
 )
-from reconciler.kraft.passwords import fingerprints
-from reconciler.kraft.read import QUOTA_TYPES, dynamic_values
-from reconciler.model import DEFAULT_ENTITY, ClusterSpec, EntityRef, Secret
-from reconciler.plan import Change, EntityPlan, Plan
-from reconciler.secrets.fingerprint import password_key
-from reconciler.secrets.scram import MECHANISMS
-from reconciler.units import counted
+from reconciler.kraft.operations import Operations, Step, Unit, operations
+from reconciler.kraft.read import dynamic_values
+from reconciler.model import DEFAULT_ENTITY, ClusterSpec
+from reconciler.plan import Plan
+from reconciler.secrets.scram import MAX_ITERATIONS, MIN_ITERATIONS
 
-SecretFor = Callable[[Change, EntityRef], Secret]
-_QUOTA_ENTITY = {v: k for k, v in QUOTA_TYPES.items()}  # our entity types -> ClientQuotaEntity types
+__all__ = ["KraftApplyError", "WriteReport", "operations", "plaintext_password_problem", "precheck",
+           "stale_changes", "validate", "write"]
+
+SHOWN = 50  # units named per line of a report (the rest counted)
 
 
 class KraftApplyError(ReconcilerError):
@@ -50,125 +51,27 @@ class KraftApplyError(ReconcilerError):
 
 
 def plaintext_password_problem(plan: Plan, cluster: ClusterSpec) -> str | None:
-    """Why this plan may not send passwords over this connection, or None: IncrementalAlterConfigs carries
-    them in plaintext and the controllers store them as they are (no encoder), so the admin connection must be
-    TLS (SSL, SASL_SSL) unless spec.kraft.allowPlaintextPasswords says the operator accepts it."""
+    """Why this plan may not send passwords or SCRAM credentials over this connection, or None:
+    IncrementalAlterConfigs carries a password in plaintext and the controllers store it as sent (no encoder);
+    AlterUserScramCredentials carries the salt and salted password, which is enough to log in as the user
+    (`ScramSaslServer` checks a client proof against them). So the admin connection must be TLS (SSL,
+    SASL_SSL) unless spec.kraft.allowPlaintextPasswords says the operator accepts it."""
     kraft = cluster.kraft
     if kraft is None or kraft.allow_plaintext_passwords or kraft.admin.security_protocol in ("SSL", "SASL_SSL"):
         return None
-    sent = [f"{e.ref.display} {c.key}" for e in plan.entities for c in e.changes
-            if c.sensitive and c.op != "-" and c.iterations is None]
+    sent = [f"{e.ref.display} {c.key}" for e in plan.entities for c in e.changes if c.sensitive and c.op != "-"]
     if not sent:
         return None
-    return (f"cluster {plan.cluster}: the plan sends {len(sent)} password(s) ({printable(', '.join(sent[:5]))}) over "
-            f"a {kraft.admin.security_protocol} connection: KRaft stores them as sent, in plaintext on the wire; use "
-            "kraft.securityProtocol SSL or SASL_SSL, or set kraft.allowPlaintextPasswords: true")
+    return (f"cluster {plan.cluster}: the plan sends {len(sent)} password(s) or SCRAM credential(s) "
+            f"({printable(', '.join(sent[:5]))}) over a {kraft.admin.security_protocol} connection: a password "
+            "is stored as sent and a SCRAM credential's salted password is enough to log in, both readable on the "
+            "wire; use kraft.securityProtocol SSL or SASL_SSL, or set kraft.allowPlaintextPasswords: true")
 
 
-@dataclass
-class Operations:
-    """The plan as Admin API requests."""
-
-    configs: list[tuple[int, str, list[tuple[str, int, str | None]]]] = field(default_factory=list)
-    quotas: list[tuple[list[tuple[str, str | None]], list[tuple[str, float, bool]]]] = field(default_factory=list)
-    scram: list[Any] = field(default_factory=list)
-    topics: dict[str, dict[str, Any]] = field(default_factory=dict)
-    partitions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    acl_creates: list[Any] = field(default_factory=list)
-    acl_deletes: list[Any] = field(default_factory=list)
-    deletes: list[str] = field(default_factory=list)
-    passwords: dict[str, dict[str, str]] = field(default_factory=dict)  # fingerprints for the audit entry
-
-
-def _quota_entity(ref: EntityRef) -> list[tuple[str, str | None]]:
-    def name(n: str) -> str | None:
-        return None if n == DEFAULT_ENTITY else n
-
-    entity = [(_QUOTA_ENTITY[ref.entity_type], name(ref.name))]
-    if ref.client is not None:
-        entity.append(("client-id", name(ref.client)))
-    return entity
-
-
-def operations(plan: Plan, secret_for: SecretFor | None) -> Operations:
-    """`secret_for`: resolves a sensitive change's value; None (a plan-time check) leaves sensitive keys out."""
-    from kafka.admin import UserScramCredentialDeletion, UserScramCredentialUpsertion
-
-    ops = Operations()
-    for entity in plan.entities:
-        ref = entity.ref
-        if ref.entity_type in ("brokers", "topics"):
-            name = "" if ref.name == DEFAULT_ENTITY else ref.name
-            writes = [op for op in (_config_op(entity, c, secret_for, ops) for c in entity.changes) if op]
-            if writes:
-                ops.configs.append((BROKER if ref.entity_type == "brokers" else TOPIC, name, writes))
-            continue
-        quota_ops = []
-        for change in entity.changes:
-            if change.key in MECHANISMS:  # users/<u> SCRAM-SHA-256/512
-                if change.op == "-":
-                    ops.scram.append(UserScramCredentialDeletion(ref.name, change.key))
-                elif secret_for is not None:
-                    password = secret_for(change, ref)
-                    ops.scram.append(UserScramCredentialUpsertion(ref.name, change.key, password.reveal(),
-                                                                  iterations=change.iterations))
-                    if change.secret is not None:
-                        ops.passwords[password_key(ref, change.key)] = fingerprints(ref, change.key, change.secret,
-                                                                                    password)
-                continue
-            value = 0.0 if change.op == "-" else float(change.after or 0)
-            quota_ops.append((change.key, value, change.op == "-"))
-        if quota_ops:
-            ops.quotas.append((_quota_entity(ref), quota_ops))
-    for t in plan.topics_to_create:
-        ops.topics[t.name] = {"assignments": {p: list(r) for p, r in sorted(t.assignment.items())},
-                              "configs": dict(t.config)}
-    for p in plan.partition_increases:
-        ops.partitions[p.name] = {"count": p.target,
-                                  "assignments": [list(p.new_assignment[i]) for i in sorted(p.new_assignment)]}
-    _acls(plan, ops)
-    ops.deletes = [t.name for t in plan.topics_to_delete]
-    return ops
-
-
-def _config_op(entity: EntityPlan, change: Change, secret_for: SecretFor | None,
-               ops: Operations) -> tuple[str, int, str | None] | None:
-    if change.op == "-":
-        return (change.key, DELETE, None)
-    if not change.sensitive:
-        return (change.key, SET, change.after)
-    if secret_for is None:
-        return None
-    password = secret_for(change, entity.ref)
-    if change.secret is not None:
-        ops.passwords[password_key(entity.ref, change.key)] = fingerprints(entity.ref, change.key, change.secret,
-                                                                           password)
-    return (change.key, SET, password.reveal())
-
-
-def _acls(plan: Plan, ops: Operations) -> None:
-    from kafka.admin import (
-        ACL,
-        ACLFilter,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        ResourcePattern,
-        ResourceType,
-    )
-
-    def upper(name: str) -> str:  # SecurityUtils.operationName's inverse: IdempotentWrite -> IDEMPOTENT_WRITE
-        return "".join("_" + ch if ch.isupper() and i else ch for i, ch in enumerate(name)).upper()
-
-    for a in plan.acls:
-        pattern = ResourcePattern(ResourceType[upper(a.resource.resource_type)], a.resource.name,
-                                  ACLResourcePatternType[a.resource.pattern])
-        for entry in a.add:
-            ops.acl_creates.append(ACL(entry.principal, entry.host, ACLOperation[upper(entry.operation)],
-                                       ACLPermissionType[upper(entry.permission)], pattern))
-        for entry in a.remove:
-            ops.acl_deletes.append(ACLFilter(entry.principal, entry.host, ACLOperation[upper(entry.operation)],
-                                             ACLPermissionType[upper(entry.permission)], pattern))
+def refuse_plaintext_passwords(plan: Plan, cluster: ClusterSpec) -> None:
+    problem = plaintext_password_problem(plan, cluster)
+    if problem is not None:
+        raise RefusedError(problem)
 
 
 def stale_changes(admin: KraftAdmin, plan: Plan) -> list[str]:
@@ -215,68 +118,138 @@ def as_errors(lines: Sequence[str]) -> list[Diagnostic]:
     return [Diagnostic("error", line) for line in lines]
 
 
+_VALIDATED = {"IncrementalAlterConfigs", "CreateTopics", "CreatePartitions", "AlterClientQuotas"}
+
+
 def validate(admin: KraftAdmin, ops: Operations) -> list[str]:
     """Every request Kafka validates without writing, sent with validateOnly; the refusals, each naming its
     entity and Kafka's message (which names the key)."""
     problems: list[str] = []
-    for rtype, name, writes in ops.configs:
-        refusal = admin.alter_configs(rtype, name, writes, validate_only=True)
-        if refusal is not None:
-            problems += _said([refusal], "brokers" if rtype == BROKER else "topics")
-    if ops.topics:
-        problems += _said(admin.create_topics(ops.topics, validate_only=True), "create topic")
-    if ops.partitions:
-        problems += _said(admin.create_partitions(ops.partitions, validate_only=True), "add partitions to")
-    problems += _said(admin.alter_client_quotas(ops.quotas, validate_only=True), "quota entity")
+    for step in ops.steps:
+        if step.request in _VALIDATED:
+            problems += [line for r, unit in _send(admin, step, validate_only=True)
+                         for line in _said([r], unit.label + ":")]
     return problems
 
 
-@dataclass(frozen=True)
-class Written:
-    entities: int
-    topics_created: int
-    partitions_added: int
+def precheck(admin: KraftAdmin, ops: Operations) -> list[str]:
+    """What Kafka cannot validate without writing, checked as Kafka will check it: topic deletion enabled
+    (`delete.topic.enable`, else every DeleteTopics is refused with TopicDeletionDisabledException); one
+    alteration per user per AlterUserScramCredentials request; iterations within ScramMechanism's bounds."""
+    problems: list[str] = []
+    if ops.of("DeleteTopics"):
+        enabled = {c.name: c.value for c in admin.describe_configs(BROKER, [""]).get("", [])}
+        if (enabled.get("delete.topic.enable") or "true").lower() == "false":
+            problems.append("delete topic: delete.topic.enable=false on the cluster: Kafka refuses every topic "
+                            "deletion (TopicDeletionDisabledException)")
+    for step in ops.of("AlterUserScramCredentials"):
+        users = [a.user for a in step.payloads]
+        problems += [f"users/{u}: two SCRAM alterations in one request" for u in sorted(set(users))
+                     if users.count(u) > 1]
+        problems += [f"users/{a.user} {a.mechanism.name}: iterations {a.iterations} outside "
+                     f"{MIN_ITERATIONS}..{MAX_ITERATIONS} (ScramMechanism)" for a in step.payloads
+                     if getattr(a, "iterations", None) is not None
+                     and not MIN_ITERATIONS <= a.iterations <= MAX_ITERATIONS]
+    return [printable(p) for p in problems]
 
 
-def write(admin: KraftAdmin, plan: Plan, ops: Operations) -> Written:
-    """The writes, in order; KraftApplyError at the first refusal, saying what was written before it."""
-    done: list[str] = []
-
-    def check(refusals: Sequence[Refusal], what: str, step: str) -> None:
-        if refusals:
-            raise KraftApplyError(f"cluster {plan.cluster}: the cluster refused {step}"
-                                  + (f" (written before: {', '.join(done)})" if done else " (nothing written)"),
-                                  as_errors(_said(refusals, what)))
-        done.append(step)
-
-    if ops.topics:
-        check(admin.create_topics(ops.topics, validate_only=False), "create topic", f"{len(ops.topics)} topic(s)")
-    if ops.partitions:
-        check(admin.create_partitions(ops.partitions, validate_only=False), "add partitions to",
-              f"partitions of {len(ops.partitions)} topic(s)")
-    for rtype, name, writes in ops.configs:
-        refusal = admin.alter_configs(rtype, name, writes, validate_only=False)
-        kind = "brokers" if rtype == BROKER else "topics"
-        check([refusal] if refusal else [], kind, f"{kind}/{name or DEFAULT_ENTITY}")
-    if ops.quotas:
-        check(admin.alter_client_quotas(ops.quotas, validate_only=False), "quota entity",
-              f"quotas of {len(ops.quotas)} entit(ies)")
-    if ops.scram:
-        check(admin.alter_scram(ops.scram), "SCRAM credentials of", f"{len(ops.scram)} SCRAM credential(s)")
-    if ops.acl_creates:
-        check(admin.create_acls(ops.acl_creates), "ACL",
-              f"{counted(len(ops.acl_creates), 'ACL entry', 'ACL entries')} added")
-    if ops.acl_deletes:
-        check(admin.delete_acls(ops.acl_deletes), "ACL",
-              f"{counted(len(ops.acl_deletes), 'ACL entry', 'ACL entries')} removed")
-    if ops.deletes:
-        check(admin.delete_topics(ops.deletes), "delete topic", f"{len(ops.deletes)} topic(s) deleted")
-    return Written(len(ops.configs) + len(ops.quotas) + len(ops.scram), len(ops.topics),
-                   sum(p.target - p.current for p in plan.partition_increases))
+_IN_ORDER = {"AlterUserScramCredentials": "alter_scram", "CreateAcls": "create_acls", "DeleteAcls": "delete_acls"}
 
 
-def refuse_plaintext_passwords(plan: Plan, cluster: ClusterSpec) -> None:
-    problem = plaintext_password_problem(plan, cluster)
-    if problem is not None:
-        raise RefusedError(problem)
+def _quota_name(entity: Sequence[tuple[str, str | None]]) -> str:
+    return ",".join(f"{kind}={name}" for kind, name in entity)
 
+
+def _send(admin: KraftAdmin, step: Step, validate_only: bool = False) -> list[tuple[Refusal, Unit]]:
+    """One step's request(s); each refusal with the unit it concerns."""
+    payloads, units = step.payloads, step.units
+    if step.request == "IncrementalAlterConfigs":
+        refused = []
+        for payload, unit in zip(payloads, units, strict=True):
+            rtype, name, ops = payload
+            refusal = admin.alter_configs(rtype, name, ops, validate_only=validate_only)
+            refused += [(refusal, unit)] if refusal is not None else []
+        return refused
+    by_name: dict[str, Unit] = {}
+    if step.request == "CreateTopics":
+        answers = admin.create_topics(dict(payloads), validate_only=validate_only)
+        by_name = {name: u for (name, _), u in zip(payloads, units, strict=True)}
+    elif step.request == "CreatePartitions":
+        answers = admin.create_partitions(dict(payloads), validate_only=validate_only)
+        by_name = {name: u for (name, _), u in zip(payloads, units, strict=True)}
+    elif step.request == "AlterClientQuotas":
+        answers = admin.alter_client_quotas(payloads, validate_only=validate_only)
+        by_name = {_quota_name(entity): u for (entity, _), u in zip(payloads, units, strict=True)}
+    elif step.request == "DeleteTopics":
+        answers = admin.delete_topics(payloads)
+        by_name = dict(zip(payloads, units, strict=True))
+    else:  # AlterUserScramCredentials, CreateAcls, DeleteAcls: answers in request order
+        send: Callable[[Sequence[Any]], list[Refusal]] = getattr(admin, _IN_ORDER[step.request])
+        return [(r, units[r.index]) for r in send(payloads)]
+    return [(r, by_name.get(r.what) or Unit(r.what)) for r in answers]
+
+
+@dataclass
+class WriteReport:
+    """What an apply's writes did: units written, refused (with Kafka's message) and not sent."""
+
+    written: list[Unit] = field(default_factory=list)
+    refused: list[tuple[Unit, str]] = field(default_factory=list)
+    not_sent: list[Unit] = field(default_factory=list)
+    unknown: list[Unit] = field(default_factory=list)  # the request in flight when a second signal ended it
+    requests: int = 0
+    failure: str | None = None  # a request that got no answer (the connection failed): its units are unknown
+
+    @property
+    def complete(self) -> bool:
+        return not self.refused and not self.not_sent and not self.unknown
+
+    def summary(self) -> dict[str, Any]:
+        """What the audit entry records of a partial apply (labels name entities and keys, never values)."""
+        return {"requests": self.requests, "written": [u.label for u in self.written][:SHOWN],
+                "writtenCount": len(self.written),
+                "refused": [f"{u.label}: {clip(m, 300)}" for u, m in self.refused],
+                "unknown": [u.label for u in self.unknown][:SHOWN],
+                "notWritten": [u.label for u in self.not_sent][:SHOWN], "notWrittenCount": len(self.not_sent)}
+
+    def lines(self) -> list[str]:
+        def named(units: Sequence[str]) -> str:
+            shown = ", ".join(clip(u, 160) for u in units[:SHOWN])
+            return shown + (f" (and {len(units) - SHOWN} more)" if len(units) > SHOWN else "") if units else "none"
+
+        return [printable(line) for line in (
+            f"  written ({len(self.written)}): {named([u.label for u in self.written])}",
+            *(f"  refused: {u.label}: {clip(message, 400)}" for u, message in self.refused),
+            *([f"  unknown ({len(self.unknown)}, the request in flight{': ' + self.failure if self.failure else ''}"
+               f"): {named([u.label for u in self.unknown])}"] if self.unknown else []),
+            f"  not written ({len(self.not_sent)}): {named([u.label for u in self.not_sent])}")]
+
+
+def write(admin: KraftAdmin, ops: Operations, stop: Callable[[], bool] | None = None,
+          progress: Callable[[int, int], None] | None = None) -> WriteReport:
+    """The requests in order; after a request with a refusal (or when `stop()` says so before one), nothing
+    more is sent. Never raises for a refusal, a failed connection or a second signal: the report says what was
+    written, what was not, and what is unknown (the request in flight)."""
+    report = WriteReport()
+    steps = ops.steps
+    for number, step in enumerate(steps):
+        if report.refused or report.unknown or (stop is not None and stop()):
+            report.not_sent += [u for s in steps[number:] for u in s.units]
+            break
+        try:
+            with interrupts_deferred():  # a first signal only asks `stop`; a second ends the wait for the answer
+                refused = {id(unit): r for r, unit in _send(admin, step)}
+        except (KeyboardInterrupt, Exception) as exc:
+            report.unknown += step.units
+            report.failure = None if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
+            continue
+        report.requests += 1
+        for unit in step.units:
+            refusal = refused.get(id(unit))
+            if refusal is None:
+                report.written.append(unit)
+            else:
+                report.refused.append((unit, f"{refusal.error}: {refusal.message}"))
+        if progress is not None:
+            progress(number + 1, len(steps))
+    return report

@@ -30,6 +30,7 @@ from reconciler.manifests.scram import build_scram_users
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
+    DEFAULT_STATE_TOPIC,
     NO_ZOOKEEPER,
     AdminClientSpec,
     ApplySettings,
@@ -153,9 +154,11 @@ def _zookeeper(doc: Document, zk: Mapping[str, Any]) -> ZooKeeperSpec:
 
 def _kraft(doc: Document, raw: Mapping[str, Any]) -> KraftSpec:
     """spec.kraft: the Admin API connection (spec.adminClient's shape) and the plaintext-password consent."""
-    connection = {k: v for k, v in raw.items() if k != "allowPlaintextPasswords"}
+    connection = {k: v for k, v in raw.items() if k not in ("allowPlaintextPasswords", "stateTopic", "localState")}
     admin = replace(_admin_client(doc, connection), source=doc.mark(("spec", "kraft", "bootstrapServers")))
-    return KraftSpec(admin, bool(raw.get("allowPlaintextPasswords", False)), doc.mark(("spec", "kraft")))
+    return KraftSpec(admin, bool(raw.get("allowPlaintextPasswords", False)), doc.mark(("spec", "kraft")),
+                     state_topic=str(raw.get("stateTopic", DEFAULT_STATE_TOPIC)),
+                     local_state=bool(raw.get("localState", False)))
 
 
 def _admin_client(doc: Document, raw: Mapping[str, Any]) -> AdminClientSpec:

@@ -25,8 +25,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 
 from reconciler.errors import ConflictError, RefusedError
+from reconciler.holder import Holder, ProcessId, death
 from reconciler.rules.cluster import kafka_namespace_problem
-from reconciler.zk.holder import Holder, ProcessId, death
 from reconciler.zk.layout import CONTROLLER_PATH, decode_controller
 from reconciler.zk.session import where
 

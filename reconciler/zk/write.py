@@ -32,6 +32,7 @@ from reconciler.errors import (
     clip,
     interrupts_deferred,
 )
+from reconciler.holder import claim
 from reconciler.model import EntityRef, Secret, sanitize
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan
 from reconciler.rules.cluster import kafka_namespace_problem
@@ -54,7 +55,6 @@ from reconciler.zk.audit import (
     write_audit,
 )
 from reconciler.zk.bulkread import read_all
-from reconciler.zk.holder import claim
 from reconciler.zk.layout import (
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,

@@ -11,7 +11,7 @@ HEAVY = ("pyspark", "git", "rich", "cryptography", "jinja2", "jsonschema", "impo
 
 
 # ZooKeeper writing: the apply lock, its holder record, multi-op transactions, the writer itself
-WRITER = ("reconciler.zk.lock", "reconciler.zk.holder", "reconciler.zk.txn", "reconciler.zk.write")
+WRITER = ("reconciler.zk.lock", "reconciler.holder", "reconciler.zk.txn", "reconciler.zk.write")
 
 
 def _imported_after(code: str, watched: tuple[str, ...] = HEAVY) -> set[str]:

@@ -119,16 +119,18 @@ def test_passwords_need_tls_or_the_operators_consent() -> None:
 
 def test_the_plan_as_admin_api_operations() -> None:
     ops = operations(PLAN, lambda change, ref: Secret("hunter2"))
-    assert ops.configs == [
+    assert [p for s in ops.of("IncrementalAlterConfigs") for p in s.payloads] == [
         (BROKER, "1", [("listener.name.x.ssl.key.password", SET, "hunter2"), ("log.cleaner.threads", DELETE, None)]),
         (BROKER, "", [("num.io.threads", SET, "16")]),
     ]
-    assert ops.quotas == [([("user", "alice"), ("client-id", "app")], [("producer_byte_rate", 1024.0, False)])]
+    assert ops.of("AlterClientQuotas")[0].payloads == [([("user", "alice"), ("client-id", "app")],
+                                                       [("producer_byte_rate", 1024.0, False)])]
     recorded = ops.passwords["brokers/1|listener.name.x.ssl.key.password"]
     assert digest_matches(Secret("hunter2"), recorded["stored"]) and "hunter2" not in str(recorded)
     # a plan-time check sends no password: sensitive keys are left out, the rest is validated
     checked = operations(PLAN, None)
-    assert checked.configs[0] == (BROKER, "1", [("log.cleaner.threads", DELETE, None)])
+    assert checked.of("IncrementalAlterConfigs")[0].payloads[0] == (BROKER, "1", [("log.cleaner.threads", DELETE,
+                                                                                   None)])
     assert not checked.passwords
 
 

@@ -1,4 +1,4 @@
-"""Who holds the apply lock and when it is provably dead (reconciler.zk.holder), on real processes: a child
+"""Who holds the apply lock and when it is provably dead (reconciler.holder), on real processes: a child
 that still runs, one that has exited but is not reaped (a zombie), one that is gone; and the lock wait's
 defaults and durations."""
 
@@ -16,7 +16,7 @@ import pytest
 
 from reconciler.apply import duration_seconds, lock_wait_seconds
 from reconciler.cli.main import run
-from reconciler.zk.holder import Holder, ProcessId, claim, death, start_ticks
+from reconciler.holder import Holder, ProcessId, claim, death, start_ticks
 from reconciler.zk.lock import default_lock_wait
 
 HERE = ProcessId.current()

@@ -1,4 +1,4 @@
-"""Who holds the apply lock, and whether that holder is provably dead.
+"""Who holds an apply lock (ZooKeeper's lock node, KRaft's lease record), and whether that holder is provably dead.
 
 Every contender writes a small JSON claim into its lock node: who (user, host), which process, which plan,
 since when. The process is named by its pid, its start time, the kernel's boot id and its PID namespace:
@@ -116,8 +116,8 @@ def claim(user: str, plan_id: str, since: str) -> bytes:
 class Holder:
     """A contender for the lock as its node shows it; `text` is a claim that is not ours (older versions)."""
 
-    node: str
-    session: int  # the node's ephemeralOwner
+    node: str  # the lock node, or the lease's token
+    session: int | None  # the node's ephemeralOwner (None: a lease, which has no session)
     user: str | None = None
     host: str | None = None
     pid: int | None = None
@@ -127,7 +127,7 @@ class Holder:
     text: str | None = None
 
     @staticmethod
-    def parse(node: str, data: bytes, session: int) -> Holder:
+    def parse(node: str, data: bytes, session: int | None) -> Holder:
         try:
             body = json.loads(data)
             if not isinstance(body, dict) or body.get("version") != CLAIM_VERSION:
@@ -152,7 +152,9 @@ class Holder:
 
     def audit(self, reason: str) -> dict[str, Any]:
         """What the audit entry records of a holder whose lock was taken over."""
-        out: dict[str, Any] = {"node": self.node, "session": f"0x{self.session:x}", "reason": reason}
+        out: dict[str, Any] = {"node": self.node, "reason": reason}
+        if self.session is not None:
+            out["session"] = f"0x{self.session:x}"
         if self.text is not None:
             out["holder"] = self.text[:_MAX_SHOWN]
         else:
