@@ -1,6 +1,6 @@
 """`reconcile` of a KRaft cluster (spec.kraft) on a real Kafka 4.x node: the same pass as for ZooKeeper clusters,
-through the Admin API backend — applied once (and verified), in sync the next time, and its drift report says
-why it cannot date drift (no ZooKeeper audit trail) rather than report nothing."""
+through the Admin API backend — applied once (and verified), in sync the next time, and its drift report starts
+from that apply, read back from the cluster's own state topic."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def test_reconcile_applies_a_kraft_cluster_then_finds_it_in_sync(kraft4: KraftCl
     code, out, err = invoke(capsys, *args)
     (cluster,) = json.loads(out)["clusters"]
     assert code == 0 and cluster["status"] == "in-sync", err
-    assert "keeps no audit trail" in cluster["drift"]["note"]
+    since = cluster["drift"]["since"]
+    assert since["revision"] == repo.head.commit.hexsha and since["entry"].startswith("_kafka-reconciler@"), since
+    assert cluster["drift"]["items"] == [] and cluster["drift"]["note"] is None
 
 
 def test_snapshot_rows_of_a_kraft_cluster_come_from_its_admin_api(kraft4: KraftCluster, tmp_path: Path,

@@ -198,10 +198,10 @@ def test_the_loser_names_the_holder_and_a_released_lock_is_taken() -> None:
     store = MemoryStore()
     with apply_lock(store, _claim("alice@ci"), 0, "k1") as first:
         assert not first.taken_over
-        with pytest.raises(ConflictError, match=r"another apply holds the lock \(memory\): alice@ci \(host .*, "
-                                                r"pid \d+, plan plan-of-alice@ci"):
-            with apply_lock(store, _claim("bob@ci"), 0, "k1"):
-                pass
+        with (pytest.raises(ConflictError, match=r"another apply holds the lock \(memory\): alice@ci \(host .*, "
+                                                 r"pid \d+, plan plan-of-alice@ci"),
+              apply_lock(store, _claim("bob@ci"), 0, "k1")):
+            pass
     with apply_lock(store, _claim("bob@ci"), 0, "k1") as second:
         assert not second.taken_over
 

@@ -1,0 +1,301 @@
+"""The KRaft backend's state in the cluster, on a real Kafka 4.1 node (`kraft4`): what an apply records is read
+by a plan on another machine; two applies serialise on the lease and the loser names the holder; a killed
+applier's lease is taken over and audited; the README's two-mechanism SCRAM user applies and verifies; a
+refusal in the middle of the writes is reported exactly and the next plan and apply finish the job. What
+counts is what Kafka reports (kafka-python's Admin client and a plain consumer of the state topic), never our
+own read-back."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka.admin import (
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    NewTopic,
+    ResourcePatternFilter,
+    ResourceType,
+)
+
+from kafka import KafkaConsumer, TopicPartition
+from tests.integration.brokerrepo import cli
+from tests.integration.test_kraft_backend import admin, kraft_repo
+from tests.kraftbrokers import KraftCluster
+
+REPO = Path(__file__).resolve().parents[2]
+
+README_SCRAM = """apiVersion: reconciler/v1
+kind: Quotas
+meta: {{}}
+spec:
+  users:
+    {user}: {{producer_byte_rate: 1048576}}
+  scramUsers:
+    {user}:
+      SCRAM-SHA-256: {{password: {{secret: {{env: ALICE_PW}}}}, iterations: 8192}}
+      SCRAM-SHA-512: {{password: {{secret: {{file: secrets/alice.pw}}}}}}
+"""
+
+
+def state_records(kraft: KraftCluster, topic: str) -> list[tuple[Any, dict[str, Any] | None]]:
+    """Every record of the state topic, as a plain read_committed consumer sees it."""
+    consumer = KafkaConsumer(bootstrap_servers=[kraft.bootstrap], group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        out = []
+        while consumer.position(tp) < end:
+            for batch in consumer.poll(timeout_ms=500).values():
+                out += [(json.loads(m.key), json.loads(m.value) if m.value else None) for m in batch]
+        return out
+    finally:
+        consumer.close()
+
+
+def audit_entries(kraft: KraftCluster, topic: str) -> list[dict[str, Any]]:
+    return [v for k, v in state_records(kraft, topic) if k[0] == "audit" and v]
+
+
+@pytest.fixture
+def machine_a(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This process runs as "machine A": its own state home, no RECONCILER_AUDIT_LOG."""
+    home = tmp_path / "machine-a"
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    monkeypatch.delenv("RECONCILER_AUDIT_LOG", raising=False)
+    monkeypatch.setenv("RECONCILER_USER", "alice@machine-a")
+    return home
+
+
+def scram_repo(tmp_path: Path, kraft: KraftCluster, user: str, topic: str, extra: str = "") -> Path:
+    root = tmp_path / "repo"
+    (root / "clusters" / "k1" / "secrets").mkdir(parents=True, exist_ok=True)
+    (root / "clusters" / "k1" / "secrets" / "alice.pw").write_text("alice's 512 password")
+    docs = {
+        "quotas.yaml": README_SCRAM.format(user=user),
+        "brokers.yaml": ("apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: 1}\nspec:\n  config:\n"
+                         "    listener.name.internal.ssl.key.password: {secret: {file: secrets/alice.pw}}\n"),
+    }
+    return kraft_repo(root, kraft, docs, extra=f", allowPlaintextPasswords: true, stateTopic: {topic}{extra}")
+
+
+def test_a_fresh_machine_plans_no_changes_after_an_apply_elsewhere(
+        kraft4: KraftCluster, tmp_path: Path, machine_a: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's two-mechanism SCRAM user applies (one AlterUserScramCredentials request per mechanism) and
+    verifies; a plan on another machine, with no local file at all, shows no changes, passwords and SCRAM
+    included, because the fingerprints are in the cluster's state topic (salted digests, never values)."""
+    user, topic = f"alice-{uuid.uuid4().hex[:6]}", f"_kr-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("ALICE_PW", "alice's 256 password")
+    root = scram_repo(tmp_path, kraft4, user, topic)
+    assert cli(root, "apply", "k1", "--auto-approve", "--allow-dirty", "--verify") == 0, capsys.readouterr().err
+    client = admin(kraft4.bootstrap)
+    try:
+        creds = client.describe_user_scram_credentials([user])[user]["credential_infos"]
+        assert sorted((c["mechanism"].name, c["iterations"]) for c in creds) == [("SCRAM_SHA_256", 8192),
+                                                                                 ("SCRAM_SHA_512", 4096)]
+    finally:
+        client.close()
+    records = json.dumps(state_records(kraft4, topic))
+    assert "256 password" not in records and "512 password" not in records and f'"{user}"' not in records[:0]
+    # machine B: a fresh state home, nothing local
+    fresh = tmp_path / "machine-b"
+    monkeypatch.setenv("XDG_STATE_HOME", str(fresh))
+    capsys.readouterr()
+    assert cli(root, "plan", "k1", "--detailed-exitcode") == 0
+    out = capsys.readouterr().out
+    assert "3 unchanged (the secret's value matches the digest the last apply recorded)" in out, out
+    assert not fresh.exists()
+    # a new value behind the same reference is a change, seen from machine B too
+    monkeypatch.setenv("ALICE_PW", "a new 256 password")
+    assert cli(root, "plan", "k1", "--detailed-exitcode") == 2
+
+
+class Paused:
+    """Holds an in-process apply in its first write, lease taken, until released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import reconciler.kraft.backend as backend
+
+        self.entered, self.release = threading.Event(), threading.Event()
+        real = backend.write
+
+        def paused(*args: Any, **kwargs: Any) -> Any:
+            self.entered.set()
+            assert self.release.wait(120)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(backend, "write", paused)
+
+
+def reconciler(root: Path, *args: str, env: dict[str, str] | None = None,
+               timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(root), "--no-color", *args],
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+                          check=False)
+
+
+def test_two_concurrent_applies_serialise_and_the_loser_names_the_holder(
+        kraft4: KraftCluster, tmp_path: Path, machine_a: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    topic, name = f"_kr-{uuid.uuid4().hex[:8]}", f"ser-{uuid.uuid4().hex[:6]}"
+    root = kraft_repo(tmp_path / "repo", kraft4, {"topics.yaml": (
+        f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{name: app}}\nspec:\n  topics:\n    {name}:\n"
+        "      partitions: 1\n      replicationFactor: 1\n      config: {retention.ms: \"86400000\"}\n")},
+        extra=f", stateTopic: {topic}")
+    paused = Paused(monkeypatch)
+    first: dict[str, int] = {}
+    holder = threading.Thread(target=lambda: first.setdefault("code", cli(root, "apply", "k1", "--auto-approve",
+                                                                            "--allow-dirty")))
+    holder.start()
+    try:
+        assert paused.entered.wait(120)
+        # another machine's apply, not waiting: exit 3, naming who holds the lock, which plan, since when
+        loser = reconciler(root, "apply", "k1", "--auto-approve", "--allow-dirty", "--lock-timeout", "0",
+                           env={"RECONCILER_USER": "bob@machine-b", "XDG_STATE_HOME": str(tmp_path / "b")})
+        assert loser.returncode == 3, loser.stderr
+        assert "another apply holds the lock (state topic " in loser.stderr
+        assert "alice@machine-a (host " in loser.stderr and "nothing was written" in loser.stderr
+        # one that waits (another team's checkout, its own topic): it applies once the first apply is done
+        other = kraft_repo(tmp_path / "repo2", kraft4, {"topics.yaml": (
+            f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{name: app}}\nspec:\n  topics:\n    {name}-2:\n"
+            "      partitions: 1\n      replicationFactor: 1\n")}, extra=f", stateTopic: {topic}")
+        waiter = subprocess.Popen([sys.executable, "-m", "reconciler", "--repo", str(other), "--no-color", "apply",
+                                   "k1", "--auto-approve", "--allow-dirty", "--lock-timeout", "90"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "RECONCILER_USER": "carol@machine-c",
+                                       "XDG_STATE_HOME": str(tmp_path / "c")})
+        time.sleep(10)  # it planned, and now waits for the lease
+        assert waiter.poll() is None
+    finally:
+        paused.release.set()
+        holder.join(120)
+    assert first["code"] == 0
+    _, err = waiter.communicate(timeout=120)
+    assert waiter.returncode == 0, err
+    assert "waiting up to 90 s for the apply lock (state topic" in err and "held by alice@machine-a" in err
+    entries = audit_entries(kraft4, topic)
+    assert [(e["user"], e["result"]) for e in entries] == [("alice@machine-a", "applied"),
+                                                           ("carol@machine-c", "applied")]
+
+
+def _held_by_a_killed_process(root: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """An apply in another process that stops in its first write, holding the lease."""
+    marker = tmp_path / "holding"
+    script = (
+        "import pathlib, sys, time\nimport reconciler.kraft.backend as b\n"
+        f"def stuck(*a, **k):\n    pathlib.Path({str(marker)!r}).touch()\n    time.sleep(3600)\n"
+        "b.write = stuck\nfrom reconciler.cli.main import run\n"
+        f"sys.exit(run(['--repo', {str(root)!r}, 'apply', 'k1', '--auto-approve', '--allow-dirty']))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "RECONCILER_USER": "dave@machine-d",
+                                 "XDG_STATE_HOME": str(tmp_path / "d")})
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the apply to kill never took the lease"
+        time.sleep(0.2)
+    return proc
+
+
+def test_a_killed_appliers_lock_is_taken_over_and_audited(kraft4: KraftCluster, tmp_path: Path,
+                                                          machine_a: Path) -> None:
+    topic, name = f"_kr-{uuid.uuid4().hex[:8]}", f"kil-{uuid.uuid4().hex[:6]}"
+    root = kraft_repo(tmp_path / "repo", kraft4, {"topics.yaml": (
+        f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{name: app}}\nspec:\n  topics:\n    {name}:\n"
+        "      partitions: 1\n      replicationFactor: 1\n")}, extra=f", stateTopic: {topic}")
+    proc = _held_by_a_killed_process(root, tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    lock = [v for k, v in state_records(kraft4, topic) if k == ["lock"]][-1]
+    assert lock is not None and lock["claim"]["user"] == "dave@machine-d" and not lock.get("released")
+    done = reconciler(root, "apply", "k1", "--auto-approve", "--allow-dirty", "--lock-timeout", "0")
+    assert done.returncode == 0, done.stderr
+    assert "took over the apply lock of dave@machine-d" in done.stderr and "no longer exists" in done.stderr
+    (entry,) = audit_entries(kraft4, topic)
+    assert entry["result"] == "applied" and entry["lockTakeovers"][0]["user"] == "dave@machine-d"
+    client = admin(kraft4.bootstrap)
+    try:
+        assert name in {t["name"] for t in client.describe_topics([name]) if t["error_code"] == 0}
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def competitor(kraft4: KraftCluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Creates `race["topic"]` with Kafka's Admin client just before the apply's own CreateTopics is sent (after
+    validateOnly accepted it): a refusal only the write itself can meet."""
+    from reconciler.kraft.admin import KraftAdmin
+
+    race: dict[str, str] = {}
+    real = KraftAdmin.create_topics
+
+    def racing(self: KraftAdmin, topics: Any, validate_only: bool) -> Any:
+        if not validate_only and race.get("topic") in topics:
+            other = admin(kraft4.bootstrap)
+            try:
+                other.create_topics([NewTopic(race.pop("topic"), 1, 1)])
+            finally:
+                other.close()
+        return real(self, topics, validate_only)
+
+    monkeypatch.setattr(KraftAdmin, "create_topics", racing)
+    yield race
+
+
+def test_a_refusal_mid_writes_is_reported_exactly_and_the_next_apply_finishes(
+        kraft4: KraftCluster, tmp_path: Path, machine_a: Path, monkeypatch: pytest.MonkeyPatch,
+        competitor: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    user, topic, name = f"u-{uuid.uuid4().hex[:6]}", f"_kr-{uuid.uuid4().hex[:8]}", f"mid-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("ALICE_PW", "alice's 256 password")
+    root = scram_repo(tmp_path, kraft4, user, topic)
+    (root / "clusters" / "k1" / "brokers.yaml").unlink()
+    (root / "clusters" / "k1" / "app.yaml").write_text(
+        f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{name: app}}\nspec:\n  topics:\n    {name}:\n"
+        "      partitions: 2\n      replicationFactor: 1\n      config: {retention.ms: \"691200000\"}\n---\n"
+        "apiVersion: reconciler/v1\nkind: Acls\nmeta: {cluster: k1}\nspec:\n  resources:\n"
+        f"    - type: Topic\n      name: {name}\n      entries: [{{principal: 'User:{user}', operation: Read}}]\n")
+    competitor["topic"] = name
+    capsys.readouterr()
+    assert cli(root, "apply", "k1", "--auto-approve", "--allow-dirty") == 1
+    err = capsys.readouterr().err
+    assert "the cluster refused a write; the apply stopped after that request" in err, err
+    assert (f"written (3): users/{user} SCRAM-SHA-256 (set), users/{user} SCRAM-SHA-512 (set), ACL Topic:LITERAL:"
+            f"{name}: Allow User:{user} Read from * (added)") in err
+    assert f"refused: create topic {name}: TopicAlreadyExistsError: Topic '{name}' already exists." in err
+    assert f"not written (1): quotas of users/{user} (1 key(s))" in err
+    assert "next: `reconciler plan k1` shows exactly what is left" in err
+    client = admin(kraft4.bootstrap)
+    try:  # Kafka's view: credentials and the ACL are there, the quota is not
+        assert len(client.describe_user_scram_credentials([user])[user]["credential_infos"]) == 2
+        acls, _ = client.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                                 ResourcePatternFilter(ResourceType.TOPIC, name,
+                                                                       ACLResourcePatternType.LITERAL)))
+        assert [a.principal for a in acls] == [f"User:{user}"]
+    finally:
+        client.close()
+    (entry,) = audit_entries(kraft4, topic)
+    assert entry["result"] == "failed: refused" and entry["writes"]["writtenCount"] == 3
+    # the next plan shows exactly the rest: the topic as the competitor made it, and the quota
+    capsys.readouterr()
+    assert cli(root, "plan", "k1", "--detailed-exitcode", "--format", "json") == 2
+    plan = json.loads(capsys.readouterr().out)["plans"][0]
+    changed = sorted(f"{e['entity']['type']}/{e['entity']['name']} {c['key']}" for e in plan["entities"]
+                     for c in e["changes"])
+    assert changed == [f"topics/{name} retention.ms", f"users/{user} producer_byte_rate"], changed
+    assert [p["name"] for p in plan["partitionIncreases"]] == [name]
+    assert cli(root, "apply", "k1", "--auto-approve", "--allow-dirty") == 0, capsys.readouterr().err
+    assert cli(root, "plan", "k1", "--detailed-exitcode") == 0, capsys.readouterr().out
