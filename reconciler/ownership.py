@@ -51,9 +51,9 @@ def decide(cluster: ClusterSpec, owner: str | None, legacy: str | None, first_ap
         if cluster.renamed_from == recorded:
             return Verdict("transfer", f"renamed from {recorded} (meta.renamedFrom)")
         how = "its owner record" if owner is not None else "its audit trail (the cluster of the last apply)"
-        return Verdict("refuse", f"the target is managed by cluster {recorded} ({how}), not {name}: a target belongs "
-                                 f"to one cluster directory; if {name} is {recorded} renamed, declare meta.renamedFrom: "
-                                 f"{recorded}")
+        return Verdict("refuse", f"the target is managed by cluster {recorded} ({how}), not {name}: a target "
+                                 f"belongs to one cluster directory; if {name} is {recorded} renamed, declare "
+                                 f"meta.renamedFrom: {recorded}")
     if adopt or not first_apply_extra:
         return Verdict("claim")
     items = list(first_apply_extra)
