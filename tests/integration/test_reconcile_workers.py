@@ -138,17 +138,17 @@ def test_a_worker_that_dies_fails_only_its_own_clusters(
 def test_a_cluster_is_planned_and_applied_on_one_session(
     fleet: Fleet, small_fanout: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from reconciler import workflow
+    from reconciler.zk import backend as zk_backend  # where the ZooKeeper backend opens its sessions
 
     commit(fleet.repo, "one", fleet.cluster("a"))
     opened: list[str] = []
-    real = workflow.connect
+    real = zk_backend.connect
 
     def counting(spec: Any, *args: Any, **kwargs: Any) -> Any:
         opened.append(spec.connect)
         return real(spec, *args, **kwargs)
 
-    monkeypatch.setattr(workflow, "connect", counting)
+    monkeypatch.setattr(zk_backend, "connect", counting)
     result = run_pass(source(fleet), (), Options(jobs=1, audit_log=tmp_path / "audit.jsonl"))
     assert [(o.cluster, o.status) for o in result.outcomes] == [("a", "applied")]
     assert opened == [fleet.connect("a")]  # the apply (lock, writes, audit) reused the planning session
