@@ -6,6 +6,7 @@ from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState
 from reconciler.rules.acls import check_acl_names
+from reconciler.rules.broker_context import check_broker_context
 from reconciler.rules.broker_values import check_broker_values
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
@@ -13,6 +14,7 @@ from reconciler.rules.elr import check_elr
 from reconciler.rules.features import check_features
 from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
+from reconciler.rules.quota_values import check_quota_values
 from reconciler.rules.quotas import check_quotas
 from reconciler.rules.secrets import check_secrets
 from reconciler.rules.topic_values import check_topic_values
@@ -43,5 +45,7 @@ def validate_counted(
         *check_broker_ids(state),
         *check_features(state, catalog),
         *check_elr(state),
+        *check_broker_context(state, catalog),
+        *check_quota_values(state, catalog),
         *bounded,
     ], count

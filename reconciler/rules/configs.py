@@ -12,7 +12,7 @@ from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, SecretRef
 from reconciler.units import humanize, looks_like_seconds, parse_int, parse_number, unit_hint
-from reconciler.values import problem, shown
+from reconciler.values import canonical, problem, shown
 
 ZK_MODE_BANNED_TRUE = ("remote.log.copy.disable", "remote.log.delete.on.disable")
 
@@ -85,7 +85,8 @@ def check_broker_key(
         yield problem
 
 
-def check_topic_key(catalog: Catalog, key: str, value: DesiredValue, version: str) -> Iterator[Diagnostic]:
+def check_topic_key(catalog: Catalog, key: str, value: DesiredValue, version: str,
+                    zookeeper: bool = True) -> Iterator[Diagnostic]:
     base = catalog.topic(key, version)
     if base is None:
         if catalog.removed("topic", key, version) is None:  # else rules.cluster.removed_configs reports it
@@ -96,7 +97,7 @@ def check_topic_key(catalog: Catalog, key: str, value: DesiredValue, version: st
         return
     if (problem := _value_problem(base, key, value)) is not None:
         yield problem
-    elif key in ZK_MODE_BANNED_TRUE and value.value == "true":
+    elif zookeeper and key in ZK_MODE_BANNED_TRUE and canonical(base, value.value) == "true":  # in any case
         yield Diagnostic(
             "error",
             f"it is invalid to set '{key}' to true in ZooKeeper mode (Kafka rejects it)",
@@ -161,7 +162,7 @@ def check_configs(state: DesiredState, catalog: Catalog) -> list[Diagnostic]:
                     not_seconds.add(pair)
             if pair in accepted:
                 continue
-            problems = list(check_topic_key(catalog, key, value, version))
+            problems = list(check_topic_key(catalog, key, value, version, not state.cluster.is_kraft))
             if problems:
                 diags.extend(problems)
             elif isinstance(value.value, str):

@@ -18,6 +18,8 @@ enabled when the manifests declare the feature (kind Features); at plan time als
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SourceRef
 
@@ -27,8 +29,15 @@ _DEFAULT = EntityRef("brokers", DEFAULT_ENTITY)
 
 
 def check_elr(state: DesiredState) -> list[Diagnostic]:
-    """Offline: the manifests enable ELR (Features: eligible.leader.replicas.version >= 1, a KRaft cluster)."""
+    """Offline: the manifests enable ELR (Features: eligible.leader.replicas.version >= 1, a KRaft cluster). A 4.x
+    cluster that does not declare the feature probably has it (new 4.1 clusters are formatted with it): a
+    broker-level min.insync.replicas is then a warning saying so (plan decides with the cluster's level)."""
     declared = state.features.get(ELR)
+    if declared is None and state.cluster.is_kraft and _major(state.cluster.kafka_version) >= 4:
+        return [replace(d, severity="warning", message=d.message + ". A 4.x cluster formatted with its release has "
+                        "ELR enabled; plan checks the cluster's level (declare the feature in a Features document to "
+                        "decide it here)")
+                for d in _problems(state, "if the cluster has it", None, require_default=False)]
     if declared is None or declared.level is None or declared.level < 1 or not state.cluster.is_kraft:
         return []
     return _problems(state, f"{ELR} {declared.text} is declared at {declared.source}", declared.source,
@@ -67,3 +76,8 @@ def _problems(state: DesiredState, why: str, where: SourceRef | None, *, require
             "(ConfigurationControlManager, KIP-966); set it once, in brokers/<default>",
             entity.config[MIN_ISR].source, MIN_ISR))
     return diags
+
+
+def _major(version: str) -> int:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else 0

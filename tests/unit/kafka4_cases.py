@@ -38,6 +38,14 @@ def groups(body: str) -> str:
     return f"apiVersion: reconciler/v1\nkind: Groups\nmeta: {{}}\nspec:\n  groups:\n{body}"
 
 
+def quotas(body: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: Quotas\nmeta: {{}}\nspec:\n{body}"
+
+
+def topics(body: str) -> str:
+    return f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{}}\nspec:\n  topics:\n{body}"
+
+
 def client_metrics(body: str) -> str:
     return f"apiVersion: reconciler/v1\nkind: ClientMetrics\nmeta: {{}}\nspec:\n  subscriptions:\n{body}"
 
@@ -115,4 +123,40 @@ CASES: list[Kafka4Case] = [
     Kafka4Case("elr-disabled-broker-level", "F05", "accept", "min.insync.replicas",
                {CASE: features("    eligible.leader.replicas.version: 0\n"),
                 BROKERS: broker("1", "    min.insync.replicas: 1\n")}, "ConfigurationControlManager (ELR off)"),
+    # A01-A06 (A03 is plan-time, S01): found by the validation corpus (tests/integration/test_validation_corpus.py)
+    Kafka4Case("copy-disable-zk-any-case", "A01", "reject", "remote.log.copy.disable",
+               {CASE: topics("    t: {config: {remote.log.copy.disable: TRUE}} #<-\n")},
+               "LogConfig.validateNoInvalidRemoteStorageConfigsInZK", "in ZooKeeper mode", zk_cluster()),
+    Kafka4Case("copy-disable-kraft", "A01", "accept", "remote.log.copy.disable",
+               {CASE: topics("    t: {config: {remote.log.copy.disable: true}}\n")},
+               "LogConfig (KRaft: no ZooKeeper-mode check)"),
+    Kafka4Case("quota-zero-kraft", "A02", "reject", "producer_byte_rate",
+               {CASE: quotas("  clients: {app: {producer_byte_rate: 0}} #<-\n")},
+               "ClientQuotaControlManager.validateQuotaKeyValue", "must be greater than 0"),
+    Kafka4Case("quota-negative-zk", "A02", "reject", "consumer_byte_rate",
+               {CASE: quotas("  users: {alice: {consumer_byte_rate: -1}}\n")}, "ZkAdminManager.alterClientQuotas",
+               "must be a LONG value", zk_cluster()),
+    Kafka4Case("quota-zero-zk", "A02", "accept", "consumer_byte_rate",
+               {CASE: quotas("  users: {alice: {consumer_byte_rate: 0}}\n")}, "ZkAdminManager.alterClientQuotas",
+               cluster=zk_cluster()),
+    Kafka4Case("quota-fraction-kraft", "A02", "accept", "request_percentage",
+               {CASE: quotas("  clients: {app: {request_percentage: 0.5}}\n")}, "ClientQuotaControlManager"),
+    Kafka4Case("principal-builder-class", "A04", "warn", "principal.builder.class",
+               {BROKERS: broker("1", "    principal.builder.class: com.example.Builder #<-\n")},
+               "KafkaConfig.getConfiguredInstance", "cannot see their class path"),
+    Kafka4Case("listeners-malformed", "A05", "reject", "listeners",
+               {BROKERS: broker("1", "    listeners: x #<-\n")}, "CoreUtils.listenerListToEndPoints",
+               "unable to parse 'x' to a broker endpoint", zk_cluster()),
+    Kafka4Case("protocol-map-malformed", "A05", "reject", "listener.security.protocol.map",
+               {BROKERS: broker("1", "    listener.security.protocol.map: x\n")}, "KafkaConfig.getMap",
+               "is not LISTENER:PROTOCOL"),
+    Kafka4Case("listeners-well-formed", "A05", "warn", "listeners",
+               {BROKERS: broker("1", "    listeners: PLAINTEXT://:9092\n")},
+               "DynamicListenerConfig.validateReconfiguration", "Declare listeners with the Listeners kind"),
+    Kafka4Case("broker-min-isr-4x-undeclared-elr", "A06", "warn", "min.insync.replicas",
+               {BROKERS: broker("1", "    min.insync.replicas: 2 #<-\n")},
+               "ConfigurationControlManager.isDisallowedBrokerMinIsrTransition", "has ELR enabled"),
+    Kafka4Case("broker-min-isr-39-kraft", "A06", "accept", "min.insync.replicas",
+               {BROKERS: broker("1", "    min.insync.replicas: 2\n")}, "3.9 has no ELR feature",
+               cluster=kraft_cluster("3.9")),
 ]
