@@ -239,6 +239,16 @@ class Connection(Protocol):
         False: the items are whole entities without key detail; only those modified after `since` are kept."""
         ...
 
+    def owner(self) -> Owner | None:
+        """The cluster directory recorded at the target as managing it (None: no apply claimed it yet)."""
+        ...
+
+    def claim(self, owner: Owner) -> Owner:
+        """Record `owner` at the target unless an owner is recorded already (compare-and-set: of two claims
+        exactly one wins); returns the owner recorded. Whether a differing owner may apply is the caller's
+        rule (a rename is `meta.renamedFrom`)."""
+        ...
+
 
 class Backend(Protocol):
     """Chosen once from a cluster's spec; the use cases ask it, never which one it is."""

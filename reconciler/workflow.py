@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reconciler.backend import Connection, read_types
+from reconciler.backend import Connection
 from reconciler.backends import backend_for
 from reconciler.diff import build_plan
 from reconciler.errors import Diagnostic, ValidationError, has_errors
@@ -31,19 +31,12 @@ from reconciler.risk import annotate
 from reconciler.rules.live import check_live
 from reconciler.secrets.compare import TrustedSecret
 from reconciler.secrets.rotation import rotation_warnings
-from reconciler.zk.backend import acl_diagnostics, cluster_client  # noqa: F401  (callers not yet on the seam)
-from reconciler.zk.read import ReadScope
 
 log = logging.getLogger(__name__)
 
 
 def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def read_scope(desired: DesiredState) -> ReadScope:
-    """The ZooKeeper read scope of `backend.read_types` (for callers that read znodes themselves)."""
-    return ReadScope(entity_types=read_types(desired))
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,10 @@ class KraftAdmin(BrokerAdmin):
                 for r in response.results if r.error_code != 0]
 
     def delete_topics(self, names: Sequence[str]) -> list[Refusal]:
-        response = self._admin.delete_topics(list(names), raise_errors=False)
-        return [Refusal(r.name, _error_name(r.error_code), r.error_message or "")
-                for r in response.responses if r.error_code != 0]
+        """DeleteTopics: kafka-python answers a dict ({"topics": [{name, error_code, error_message}]})."""
+        answer = self._admin.delete_topics(list(names), raise_errors=False)
+        return [Refusal(str(t.get("name")), _error_name(t["error_code"]), t.get("error_message") or "")
+                for t in answer.get("topics", ()) if t.get("error_code")]
 
     def client_quotas(self) -> list[tuple[tuple[tuple[str, str | None], ...], dict[str, float]]]:
         """DescribeClientQuotas with no filter: (entity components (type, name or None for default), values)."""

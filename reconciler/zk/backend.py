@@ -24,6 +24,7 @@ from reconciler.backend import (
     DriftItem,
     DriftSubject,
     Notify,
+    Owner,
     ReadProgress,
     read_types,
 )
@@ -43,6 +44,7 @@ from reconciler.zk.aclmode import downgrade_warning, live_acl_mode
 from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.drift import date_drift, read_audit
 from reconciler.zk.layout import encode_entity_config
+from reconciler.zk.owner import claim_owner, read_owner
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ConnectError, TlsFiles, ZooKeeperError, connect
 from reconciler.zk.target import refuse_without_brokers
@@ -182,6 +184,13 @@ class ZooKeeperConnection:
     def date_drift(self, items: Sequence[tuple[DriftSubject, DriftItem]], since: AuditEntry,
                    later: Sequence[AuditEntry], live: LiveState, detailed: bool) -> list[DriftItem]:
         return date_drift(self.client, items, since, later, live, detailed)
+
+    def owner(self) -> Owner | None:
+        return read_owner(self.client, self.cluster.zookeeper.reconciler_path)
+
+    def claim(self, owner: Owner) -> Owner:
+        zk = self.cluster.zookeeper
+        return claim_owner(self.client, zk.reconciler_path, owner, zk.set_acl)
 
 
 class ZooKeeperBackend:

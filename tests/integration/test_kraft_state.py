@@ -299,3 +299,74 @@ def test_a_refusal_mid_writes_is_reported_exactly_and_the_next_apply_finishes(
     assert [p["name"] for p in plan["partitionIncreases"]] == [name]
     assert cli(root, "apply", "k1", "--auto-approve", "--allow-dirty") == 0, capsys.readouterr().err
     assert cli(root, "plan", "k1", "--detailed-exitcode") == 0, capsys.readouterr().out
+
+
+def config_command(kraft: KraftCluster, *args: str) -> None:
+    """Kafka's own `kafka-configs.sh` (kafka.admin.ConfigCommand from the 4.1.1 jars)."""
+    libs = subprocess.run(["bash", str(REPO / "scripts" / "kafka-jars.sh"), "--pom", "kafka/pom-4.xml"],
+                          capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    done = subprocess.run(["java", "-Xmx128m", "-cp", f"{libs}/*", "kafka.admin.ConfigCommand",
+                           "--bootstrap-server", kraft.bootstrap, *args], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_drift_dates_the_reconcilers_change_and_flags_configcommands(
+        kraft4: KraftCluster, tmp_path: Path, machine_a: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Drift since the last successful apply, on KRaft: a value a later (failed) apply wrote is dated by that
+    apply's record in the state topic; a value set with Kafka's ConfigCommand is flagged as changed outside
+    the reconciler; a topic deleted behind its back too."""
+    from reconciler.kraft.admin import KraftAdmin
+    from tests.integration.test_gitops import commit, invoke, make_repo
+
+    topic, one, two = f"_kr-{uuid.uuid4().hex[:8]}", f"d1-{uuid.uuid4().hex[:6]}", f"d2-{uuid.uuid4().hex[:6]}"
+    repo = make_repo(tmp_path / "manifests")
+    root = Path(repo.working_tree_dir or ".")
+    cluster = ("apiVersion: reconciler/v1\nkind: Cluster\nmeta: {name: k1}\nspec:\n  kafkaVersion: \"4.1\"\n"
+               f"  kraft: {{bootstrapServers: \"{kraft4.bootstrap}\", stateTopic: {topic}}}\n  brokers: [1]\n")
+
+    def topics(retention: str, with_two: bool) -> str:
+        text = (f"apiVersion: reconciler/v1\nkind: Topics\nmeta: {{name: app}}\nspec:\n  topics:\n    {one}:\n"
+                "      partitions: 1\n      replicationFactor: 1\n"
+                f"      config: {{retention.ms: \"{retention}\", max.message.bytes: \"2097152\"}}\n")
+        return text + (f"    {two}:\n      partitions: 1\n      replicationFactor: 1\n" if with_two else "")
+
+    commit(repo, "rev1", {"clusters/k1/cluster.yaml": cluster, "clusters/k1/topics.yaml": topics("691200000", True)})
+    code, out, err = invoke(capsys, "--repo", str(root), "reconcile", "--once", "--format", "json")
+    assert code == 0 and json.loads(out)["clusters"][0]["status"] == "applied", err
+    # rev2 changes one retention and deletes the other topic; someone deletes that topic first: the apply's
+    # last request (DeleteTopics) is refused, after the retention was written
+    policy = cluster.replace("  brokers: [1]\n", f"  brokers: [1]\n  policy: {{deleteTopics: [\"{two}\"]}}\n")
+    commit(repo, "rev2", {"clusters/k1/cluster.yaml": policy, "clusters/k1/topics.yaml": topics("777600000", False)})
+    real = KraftAdmin.delete_topics
+
+    def racing(self: KraftAdmin, names: Any) -> Any:
+        other = admin(kraft4.bootstrap)
+        try:
+            other.delete_topics(list(names))
+        finally:
+            other.close()
+        time.sleep(2)
+        return real(self, names)
+
+    monkeypatch.setattr(KraftAdmin, "delete_topics", racing)
+    monkeypatch.setenv("RECONCILER_USER", "bob@machine-b")
+    code, _, err = invoke(capsys, "--repo", str(root), "apply", "k1", "--auto-approve", "--allow-destructive")
+    assert code == 1 and f"refused: delete topic {two}" in err, err
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_STATE_HOME", str(machine_a))
+    # someone changes a managed value with Kafka's own tool
+    config_command(kraft4, "--alter", "--entity-type", "topics", "--entity-name", one,
+                   "--add-config", "max.message.bytes=3000000")
+    code, out, err = invoke(capsys, "--repo", str(root), "reconcile", "--once", "--dry-run", "--format", "json")
+    drift = json.loads(out)["clusters"][0]["drift"]
+    assert drift["since"]["user"].startswith("alice@machine-a") and drift["note"] is None, drift
+    items = {(i["entity"], i["key"]): i for i in drift["items"]}
+    retention = items[(f"topics/{one}", "retention.ms")]
+    assert (retention["expected"], retention["live"]) == ("691200000", "777600000")
+    assert retention["by"].startswith("the reconciler: failed: refused apply ") and "by bob@machine-b" in \
+        retention["by"] and retention["modified"], retention
+    by_hand = items[(f"topics/{one}", "max.message.bytes")]
+    assert (by_hand["live"], by_hand["by"].split(" (")[0]) == ("3000000", "outside the reconciler"), by_hand
+    assert items[(f"topics/{two}", "(topic)")]["by"].startswith("outside the reconciler")

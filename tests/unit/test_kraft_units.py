@@ -166,7 +166,7 @@ def test_the_newest_apply_recorded_wins(tmp_path: Path) -> None:
 def test_zookeeper_only_steps_say_so_on_a_kraft_cluster(tmp_path: Path) -> None:
     """The apply lock, ZooKeeper audit reads, impact snapshots open `cluster_client`: a clear refusal."""
     from reconciler.errors import ReconcilerError
-    from reconciler.workflow import cluster_client
+    from reconciler.zk.backend import cluster_client
 
     with (pytest.raises(ReconcilerError, match=r"is a KRaft cluster \(spec.kraft\): this needs ZooKeeper"),
           cluster_client(kraft_cluster(), tmp_path)):

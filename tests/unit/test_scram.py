@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.backend import read_types
 from reconciler.diff import build_plan
 from reconciler.diff.config import SecretState
 from reconciler.errors import Diagnostic
@@ -25,7 +26,6 @@ from reconciler.secrets import scram
 from reconciler.secrets.compare import SecretComparison, compare_secrets, scram_state
 from reconciler.verify.expect import expectations
 from reconciler.verify.judge import judge_scram
-from reconciler.workflow import read_scope
 from tests.leakcheck import plant
 from tests.unit.test_validate import write_repo
 
@@ -197,8 +197,8 @@ def test_undeclared_credentials_are_listed_as_unmanaged_and_removed_only_with_pr
     assert {c.risk for e in annotated.entities for c in e.changes if c.key.startswith("SCRAM")} == {"disruptive"}
     # a cluster declaring no user still reads every user when it prunes credentials (else none would be seen)
     no_users = "  clients:\n    app: {producer_byte_rate: 1}\n"
-    assert "users" not in read_scope(_desired(tmp_path, no_users)).entity_types
-    assert "users" in read_scope(_desired(tmp_path, no_users, policy="pruneScramUsers: true")).entity_types
+    assert "users" not in read_types(_desired(tmp_path, no_users))
+    assert "users" in read_types(_desired(tmp_path, no_users, policy="pruneScramUsers: true"))
 
 
 def test_risk_of_each_credential_change() -> None:
