@@ -1,6 +1,6 @@
 """Every broker address checked before anything dials it. Bootstrap servers: each parsed strictly
 (`rules.cluster.parse_bootstrap_server`, also a validation error at its manifest line), then matched against the
-operator's allow-list (`zk.allowlist`: the same variables and patterns as ZooKeeper hosts, since they say where
+operator's allow-list (`allowlist`: the same variables and patterns as ZooKeeper hosts, since they say where
 this runner may connect at all). What is matched is what kafka-python is given.
 
 The addresses the cluster's metadata advertises are dialled too (a request for broker 2 goes to broker 2's
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reconciler.allowlist import NotAllowedError, allowed_patterns, host_allowed
 from reconciler.errors import clip, printable
 from reconciler.rules.cluster import parse_bootstrap_server
-from reconciler.zk.allowlist import NotAllowedError, allowed_patterns, host_allowed
 
 
 def parse_server(text: str) -> tuple[str, int]:

@@ -9,7 +9,7 @@ reads it, refusing anything it could read another way: userinfo, a path, a query
 that is not `key=value`, spaces), and its host and port must match the operator's allow-list of Connect
 servers, `RECONCILER_SPARK_ALLOWED_REMOTES` (comma- or space-separated) and/or
 `RECONCILER_SPARK_ALLOWED_REMOTES_FILE` (one pattern a line, `#` comments): the patterns and rules of the
-ZooKeeper allow-list (`zk.allowlist`): `HOST[:PORT]`, a `*` is one DNS label or IPv4 octet; neither set:
+ZooKeeper allow-list (`allowlist`): `HOST[:PORT]`, a `*` is one DNS label or IPv4 octet; neither set:
 any server; set but naming none: every server refused. The URL's `;token=` (pyspark's bearer token; or
 `SPARK_CONNECT_AUTHENTICATE_TOKEN`) is never shown (`shown_master`).
 
@@ -25,9 +25,9 @@ import re
 import urllib.parse
 from dataclasses import dataclass, field
 
+from reconciler.allowlist import NotAllowedError, Pattern, host_allowed
+from reconciler.allowlist import allowed_patterns as zk_allowed_patterns
 from reconciler.errors import ReconcilerError, clip, printable
-from reconciler.zk.allowlist import NotAllowedError, Pattern, host_allowed
-from reconciler.zk.allowlist import allowed_patterns as zk_allowed_patterns
 
 REMOTE_ENV = "SPARK_REMOTE"  # pyspark's own convention
 ALLOWED_ENV = "RECONCILER_SPARK_ALLOWED_REMOTES"

@@ -24,7 +24,7 @@ The connect string is parsed here, once, exactly as kazoo's client will read it 
 name, a dotted-quad IPv4 address or a bracketed IPv6 address, with an optional decimal port in 1..65535.
 Userinfo (`a@b`), queries, fragments, percent signs, whitespace, control characters, empty entries, bare IPv6
 and the numeric forms a resolver reads as IPv4 (`127.1`, `0x7f.1`, `2130706433`, `010.0.0.1`) are refused.
-The allow-list (`zk/allowlist.py`) matches the parsed hosts, and `zk/session.py` hands kazoo the connect
+The allow-list (`allowlist.py`) matches the parsed hosts, and `zk/session.py` hands kazoo the connect
 string rebuilt from them (`ConnectString.text`): what is checked is what is dialled.
 """
 

@@ -12,8 +12,6 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from reconciler.backend import Owner
-from reconciler.zk import txn
-from reconciler.zk.lock import refuse_kafka_namespace
 
 OWNER_NODE = "owner"
 
@@ -43,6 +41,9 @@ def read_owner(client: KazooClient, reconciler_path: str) -> Owner | None:
 
 def claim_owner(client: KazooClient, reconciler_path: str, owner: Owner, secure_acls: bool) -> Owner:
     """Record `owner` unless an owner is recorded; the one recorded either way."""
+    from reconciler.zk import txn  # the writer's modules: loaded by a claim only
+    from reconciler.zk.lock import refuse_kafka_namespace
+
     path = owner_path(reconciler_path)
     refuse_kafka_namespace(client, path)
     acls = txn.Acls(secure_acls)

@@ -27,10 +27,10 @@ from kazoo.exceptions import AuthFailedError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
 from kazoo.security import ACL, Id, make_digest_acl
 
+from reconciler.allowlist import ALLOWED_HOSTS_ENV, ALLOWED_HOSTS_FILE_ENV, checked_connect
 from reconciler.errors import ReconcilerError
 from reconciler.model import Secret, ZooKeeperSpec
 from reconciler.rules.cluster import ConnectString, chroot_problem
-from reconciler.zk.allowlist import ALLOWED_HOSTS_ENV, ALLOWED_HOSTS_FILE_ENV, checked_connect
 from reconciler.zk.layout import PERM_ALL, AclEntry
 
 _FD_SETSIZE = 1024

@@ -32,12 +32,12 @@ import git
 import pytest
 from kazoo.client import KazooClient
 
+from reconciler.allowlist import NotAllowedError
 from reconciler.cli.context import configure_logging
 from reconciler.cli.plain import CommandSafeStream, command_safe_stdio, write_workflow_command
 from reconciler.errors import RefusedError
 from reconciler.model import ZooKeeperSpec
 from reconciler.render.github import annotation, neutralize
-from reconciler.zk.allowlist import NotAllowedError
 from reconciler.zk.audit import write_audit
 from reconciler.zk.lock import cluster_lock
 from reconciler.zk.session import ZooKeeperError, close, connect

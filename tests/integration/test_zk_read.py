@@ -8,12 +8,12 @@ import pytest
 from kazoo import security
 from kazoo.client import KazooClient
 
+from reconciler.allowlist import NotAllowedError
 from reconciler.errors import LiveStateError
 from reconciler.model import AclEntry, AclResource, BrokerRegistration, EntityRef, LiveState, Secret, ZooKeeperSpec
 from reconciler.zk import layout
 from reconciler.zk import read as read_module
 from reconciler.zk.acls import encode_acls, read_acls, resource_path
-from reconciler.zk.allowlist import NotAllowedError
 from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.session import ZooKeeperError, close, connect, digest_acl, kazoo_acls
 from tests.conftest import free_port

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
+from reconciler.allowlist import ALLOWED_HOSTS_ENV, ALLOWED_HOSTS_FILE_ENV, NotAllowedError, checked_connect
 from reconciler.rules.cluster import ConnectString, parse_connect
-from reconciler.zk.allowlist import ALLOWED_HOSTS_ENV, ALLOWED_HOSTS_FILE_ENV, NotAllowedError, checked_connect
 
 
 def kazoo_reading(connect: str) -> tuple[list[tuple[str, int]], str] | None:

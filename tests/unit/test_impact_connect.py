@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.allowlist import NotAllowedError
 from reconciler.errors import ReconcilerError
 from reconciler.impact import connect
-from reconciler.zk.allowlist import NotAllowedError
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconciler.allowlist import NotAllowedError, enforce_allowlist
 from reconciler.errors import Diagnostic, SecretError
 from reconciler.gitops.trusted import changed_settings
 from reconciler.model import (
@@ -25,7 +26,6 @@ from reconciler.model import (
 from reconciler.render.github import annotation, escape_data, escape_property, workflow_command
 from reconciler.rules.secrets import sealed_bounds_problem
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, encode
-from reconciler.zk.allowlist import NotAllowedError, enforce_allowlist
 
 TEMPLATES = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "templates"
 

@@ -1,4 +1,5 @@
-"""The operator's allow-list of ZooKeeper hosts: where any command may connect, set outside the repository.
+"""The operator's allow-list of hosts (ZooKeeper ensembles and, with the same variables, Kafka brokers): where any
+command may connect, set outside the repository. Shared by both backends (`zk/session.py`, `brokers/endpoints.py`).
 
 Manifests say where each cluster's ZooKeeper is; a pull request can edit them. An operator pins the hosts a
 runner may ever reach with `RECONCILER_ZK_ALLOWED_HOSTS` (comma- or whitespace-separated patterns) and/or
