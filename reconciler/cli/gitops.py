@@ -75,7 +75,7 @@ def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
     import tempfile
 
     args = [sys.executable, "-I", "-m", "reconciler", "--repo", str(obj.repo.resolve()), "impact",
-            "--git-base", base, "--inventory", str(inventory.resolve()), "--format", "markdown"]
+            "--git-base", base, "--inventory", str(inventory.resolve()), "--format", "json"]
     try:
         with tempfile.TemporaryDirectory(prefix="reconciler-impact-") as cwd:
             done = subprocess.run(args, capture_output=True, text=True, timeout=IMPACT_TIMEOUT_S, check=False,
@@ -89,6 +89,17 @@ def _impact_markdown(obj: Context, base: str, inventory: Path) -> str | None:
                    err=True)
         return None
     return done.stdout
+
+
+def _impact_parts(found: str | None, diags: list[Diagnostic]) -> tuple[str | None, list[str], list[Diagnostic]]:
+    """The impact's JSON as the comment's Markdown, its "Consumers at risk" lines, and `diags` with its
+    maxUnreadLoss errors (policy diagnostics: they block as any policy error does)."""
+    if not found:
+        return None, [], diags
+    from reconciler.impact.report import comment_parts
+
+    impact, consumers, errors = comment_parts(json.loads(found))
+    return impact, consumers, [*diags, *errors]
 
 
 def plan_git_base(
@@ -135,11 +146,12 @@ def plan_git_base(
     if fmt == "markdown":
         wanted = inventory is not None and base is not None and selected
         impact = _impact_markdown(obj, base or "", inventory) if wanted and inventory is not None else None
+        impact, consumers, diags = _impact_parts(impact, diags)  # consumers at risk on top; maxUnreadLoss errors
         click.echo(render_comment(
             plans, base=base or "", merge_base=changes.base, revision=revision, reasons=changes.reasons,
             removed=sorted(changes.removed), failures=failures,
             diagnostics=diags if has_errors(diags) else (), impact=impact,
-            notices={c: n for c, n in notices.items() if n}, policy_changes=policy_changes,
+            notices={c: n for c, n in notices.items() if n}, policy_changes=policy_changes, consumers=consumers,
         ), nl=False)
     elif plans:
         print_plans(obj, plans, "text" if fmt == "github" else fmt)

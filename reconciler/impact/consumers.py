@@ -16,11 +16,14 @@ whole segments, see `unread`), as a range when the inventory read no offset at t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.facts import collect_json, only
 from reconciler.impact.riskexpr import mask_of
+from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SourceRef
+from reconciler.policy.model import PolicySet
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from reconciler.impact.job import Changes
 
 SAMPLE = 200  # group rows in the summary (every row is in consumers_at_risk/ with --out)
+POLICY_ROWS = 5_000  # rows above the lowest maxUnreadLoss limit judged on the driver
 RULES = {"retention.ms": "retention-lowered", "retention.bytes": "retention-bytes-lowered"}
 AT_RISK_DDL = ("cluster STRING, topic STRING, group STRING, records_min BIGINT, records_max BIGINT, "
                "bytes_min BIGINT, bytes_max BIGINT, lag_records BIGINT, lag_ms_min BIGINT, lag_ms_max BIGINT, "
@@ -182,10 +186,44 @@ def _active() -> Column:
     return (F.coalesce(F.col("members"), F.lit(0)) > 0) | F.col("state").isin(sorted(ACTIVE_STATES))
 
 
-def section(ch: Changes, inv: Inventory, meta: dict[str, Any]) -> tuple[dict[str, Any], DataFrame | None]:
+@dataclass(frozen=True)
+class Judge:
+    """What judges the groups at risk: the policies (`maxUnreadLoss`), the clusters' labels, and where each
+    (cluster, topic)'s lowered retention is written."""
+
+    policies: PolicySet
+    labels: Mapping[str, Mapping[str, str]]
+    where: Callable[[str, str], SourceRef | None]
+
+
+def judge_of(states: Mapping[str, DesiredState], policies: PolicySet) -> Judge:
+    """The manifest line of the value that lowers a topic's retention: its own retention.ms/.bytes, else the
+    cluster default's log.retention.ms/.bytes, else its declaration, else the Cluster document."""
+    def where(cluster: str, topic: str) -> SourceRef | None:
+        state = states.get(cluster)
+        if state is None:
+            return None
+        declared = state.topics.get(topic)
+        for key in ("retention.ms", "retention.bytes"):
+            if declared is not None and key in declared.config:
+                return declared.config[key].source or declared.source
+        default = state.entities.get(EntityRef("brokers", DEFAULT_ENTITY))
+        for key in ("log.retention.ms", "log.retention.bytes"):
+            if default is not None and key in default.config:
+                return default.config[key].source or default.source
+        return declared.source if declared is not None else state.cluster.source
+
+    return Judge(policies, {n: dict(s.cluster.labels) for n, s in states.items()}, where)
+
+
+def section(ch: Changes, inv: Inventory, meta: dict[str, Any], judge: Judge | None = None
+            ) -> tuple[dict[str, Any], DataFrame | None]:
     """The summary's `consumers`: rollups (fleet, per cluster) and the groups most at risk, in one Spark job; the
-    clusters assessed without offsets and when each cluster's were read (inventory.json)."""
+    clusters assessed without offsets and when each cluster's were read (inventory.json); with `judge`, the
+    `maxUnreadLoss` violations (`policy`: diagnostics as JSON)."""
     from pyspark.sql import functions as F
+
+    from reconciler.policy.unread import threshold
 
     offsets = meta.get("offsets") or {}
     coverage = {c: offsets.get(c) or {"notRead": "the inventory has no offsets of this cluster (taken before "
@@ -194,7 +232,7 @@ def section(ch: Changes, inv: Inventory, meta: dict[str, Any]) -> tuple[dict[str
     found = consumers_at_risk(ch, inv)
     if found is None:
         return {"known": False, "assessedAtMs": int(time.time() * 1000), "clusters": _coverage(coverage),
-                "groupsAtRisk": 0, "rows": []}, None
+                "groupsAtRisk": 0, "rows": [], "policy": []}, None
     rows = found.rows.withColumn("active", _active())
     by_cluster = rows.groupBy("cluster").agg(
         F.countDistinct("group").alias("groups"), F.countDistinct("topic").alias("topics"),
@@ -208,7 +246,12 @@ def section(ch: Changes, inv: Inventory, meta: dict[str, Any]) -> tuple[dict[str
         F.when(F.count(F.when(F.col("bytes_max").isNull(), 1)) == 0, F.sum("bytes_max")).alias("bytesMax"),
         F.countDistinct(F.when(F.col("active"), F.struct("cluster", "group"))).alias("activeGroups"))
     top = rows.orderBy(F.col("records_max").desc(), "cluster", "topic", "group").limit(SAMPLE)
-    got = collect_json(ch.spark, {"fleet": fleet, "byCluster": by_cluster, "rows": top})
+    sections = {"fleet": fleet, "byCluster": by_cluster, "rows": top}
+    limit = threshold(judge.policies) if judge is not None else None
+    if limit is not None:  # the rows that can break a rule: above the lowest limit (bounded)
+        sections["over"] = rows.filter(F.col("records_max") > limit).select(
+            "cluster", "topic", "group", F.array("records_min", "records_max").alias("records")).limit(POLICY_ROWS)
+    got = collect_json(ch.spark, sections)
     total = got["fleet"][0] if got["fleet"] else {}
     return {
         "known": True,
@@ -223,7 +266,23 @@ def section(ch: Changes, inv: Inventory, meta: dict[str, Any]) -> tuple[dict[str
         "clustersAtRisk": len(got["byCluster"]),
         "byCluster": sorted(got["byCluster"], key=lambda r: (-r["recordsMax"], r["cluster"])),
         "rows": [_row(r) for r in got["rows"]],
+        "policy": _judged(judge, got.get("over") or []),
     }, found.rows
+
+
+def _judged(judge: Judge | None, over: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """maxUnreadLoss violations as diagnostics (JSON: severity, message, file, line, key)."""
+    from reconciler.manifests.policy import today
+    from reconciler.policy.unread import unread_violations
+
+    if judge is None or not over:
+        return []
+    out = []
+    for v in unread_violations(judge.policies, judge.labels, over, judge.where, today()):
+        d = v.diagnostic()
+        out.append({"severity": d.severity, "message": d.message, "key": d.key,
+                    "file": d.source.file if d.source else None, "line": d.source.line if d.source else None})
+    return out
 
 
 def _coverage(coverage: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -126,8 +126,8 @@ def _consumers(section: dict[str, Any] | None) -> dict[str, Any] | None:
     """The "Consumers at risk" panel: totals, rows with their figures as text, freshness, clusters not read."""
     from reconciler.render import consumers as C
 
-    if not section or not (section.get("groupsAtRisk") or section.get("known") or C.not_read(section)):
-        return None
+    if not section or not (section.get("groupsAtRisk") or section.get("topicsLowered", 1)):
+        return None  # no retention goes down: nothing to say
     rows = [{"cluster": C.name(r["cluster"]), "topic": C.name(r["topic"]), "group": C.name(r["group"]),
              "records": C.records(r["records"]), "bytes": C.size_range(r.get("bytes")), "lag": C.lag(r["lagMs"]),
              "state": C.state(r), "sentence": C.sentence(r, md=False)} for r in (section.get("rows") or [])[:50]]

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.catalog import load_catalog
+from reconciler.errors import Diagnostic
 from reconciler.impact.policy_counts import policy_change_markdown, policy_markdown
+from reconciler.model import SourceRef
 from reconciler.render.consumers import markdown as consumer_markdown
 from reconciler.units import counted, short
 
@@ -274,3 +276,17 @@ def _arrow(key: str, before: str | None, after: str | None) -> str:
 
 def _more(total: int, shown: int, what: str) -> list[str]:
     return [] if total <= shown else ["", f"… and {total - shown:,} more {what} in report.json"]
+
+
+def comment_parts(summary: dict[str, Any]) -> tuple[str, list[str], list[Diagnostic]]:
+    """What `plan --git-base … --inventory` takes from the impact's JSON: the Markdown for its "Fleet impact"
+    section (without the consumers), the "Consumers at risk" section for its top (with the maxUnreadLoss
+    warnings), and the maxUnreadLoss errors as policy diagnostics (they block the pull request as every policy error
+    does, in the comment's Policy section)."""
+    section = summary.get("consumers") or {}
+    said = section.get("policy") or []
+    found = [Diagnostic(d["severity"], d["message"],
+                        SourceRef(d["file"], int(d["line"])) if d.get("file") and d.get("line") else None, d.get("key"))
+             for d in said if d["severity"] == "error"]
+    warnings = {**section, "policy": [d for d in said if d["severity"] != "error"]}  # they stay in the section
+    return render_markdown(summary, consumers=False), consumer_markdown(warnings), found

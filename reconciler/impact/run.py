@@ -67,10 +67,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.afterstate import after_rows
     from reconciler.impact.aggregate import summary as summarize
     from reconciler.impact.connect import shown_master
-    from reconciler.impact.consumers import section as consumers_section
-    from reconciler.impact.consumers import with_consumer_reasons
     from reconciler.impact.gitbase import assess
-    from reconciler.impact.inventory import read_inventory, read_meta
+    from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes, release_cached
     from reconciler.impact.outputs import write_outputs
     from reconciler.impact.policy_counts import fleet_policy_counts
@@ -108,8 +106,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 summary["policy"] = policy  # kind Policy over every topic after the change (policy_counts)
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
-            summary["consumers"], at_risk = consumers_section(changes, inv, read_meta(inventory_dir))
-            with_consumer_reasons(summary)  # a change with groups at risk says so, destructive
+            at_risk = _consumers(summary, changes, inv, inventory_dir, states, opts, base)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
                                  "change": change}
             phase.done(f"{summary['topicsAffected']:,} topic(s), {summary['brokersAffected']:,} broker(s) affected")
@@ -119,6 +116,35 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 phase.done("report.md, report.json, report.html, Parquet details")
     log.info("impact of %d cluster(s) computed in %.1fs", len(states), time.monotonic() - started)
     return summary
+
+
+def _consumers(summary: dict[str, Any], changes: Any, inv: Any, inventory_dir: Path,
+               states: dict[str, DesiredState], opts: ImpactOptions, base: Path | None) -> Any:
+    """The summary's `consumers` (groups losing unread records, impact/consumers.py), the reason they add to the
+    topic changes, and how many topics lower a retention that deletes; returns their rows (or None)."""
+    from reconciler.impact.consumers import judge_of, section, with_consumer_reasons
+    from reconciler.impact.inventory import read_meta
+
+    summary["consumers"], rows = section(changes, inv, read_meta(inventory_dir),
+                                         judge_of(states, _judging_policies(opts, base)))
+    with_consumer_reasons(summary)  # a change with groups at risk says so, destructive
+    summary["consumers"]["topicsLowered"] = sum(
+        r["topics"] for r in summary["byRule"] if r["rule"] in ("retention-lowered", "retention-bytes-lowered"))
+    return rows
+
+
+def _judging_policies(opts: ImpactOptions, base: Path | None) -> Any:
+    """The policies that judge the consumers at risk (`maxUnreadLoss`): with --git-base, the base revision's (a
+    pull request cannot loosen the rule that judges it, docs/policies.md), else the work tree's; none when they do
+    not load (`plan` and `validate` report why)."""
+    from reconciler.manifests.policy import load_policies
+    from reconciler.policy.model import PolicySet
+
+    root = base if opts.git_base is not None else opts.repo
+    if root is None:
+        return PolicySet()
+    policies, problems = load_policies(root)
+    return PolicySet() if any(d.severity == "error" for d in problems) else policies
 
 
 def _base_policies(opts: ImpactOptions, tmp: Path) -> Path | None:

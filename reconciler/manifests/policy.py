@@ -42,7 +42,7 @@ from reconciler.policy.views import desired_view, live_view, planned_view
 _CHECKS: tuple[tuple[str, Check], ...] = (
     ("min", "bounds"), ("max", "bounds"), ("allowed", "allowed"), ("forbidden", "forbidden"),
     ("required", "required"), ("namePattern", "namePattern"), ("maxCount", "maxCount"),
-    ("maxDecrease", "maxDecrease"),
+    ("maxDecrease", "maxDecrease"), ("maxUnreadLoss", "maxUnreadLoss"),
 )
 _NEEDS_KEY = frozenset({"bounds", "allowed", "forbidden", "maxDecrease"})
 
@@ -205,7 +205,7 @@ def _rule(doc: Document, path: tuple[str | int, ...], raw: Mapping[str, Any], di
     for field in ("allowed", "forbidden", "required"):
         if field in raw:
             values = tuple(canonical_value(v) for v in raw[field])
-    limit = raw.get("maxCount", raw.get("maxDecrease"))
+    limit = raw.get("maxCount", raw.get("maxDecrease", raw.get("maxUnreadLoss")))
     return Rule(
         id=str(raw["id"]), check=check, severity="warning" if raw.get("severity") == "warn" else "error",
         message=str(raw["message"]), source=source, docs=str(raw["docs"]) if "docs" in raw else None, key=key,

@@ -172,6 +172,8 @@ def violations(policies: PolicySet, view: ClusterView, today: date) -> list[Viol
                 continue
             if rule.check == "maxDecrease" and view.live:
                 continue  # a change's size: there is no change in live state
+            if rule.check == "maxUnreadLoss":
+                continue  # needs consumer offsets: judged by the impact (policy/unread.py)
             for subject in subjects:
                 problem = _value_problem(rule, subject)
                 entity = subject.ref.display

@@ -17,7 +17,8 @@ from reconciler.model import SourceRef, frozen_map
 from reconciler.units import DURATION_MS, SIZE_BYTES
 
 Severity = Literal["error", "warning"]
-Check = Literal["bounds", "allowed", "forbidden", "required", "namePattern", "maxCount", "maxDecrease"]
+Check = Literal["bounds", "allowed", "forbidden", "required", "namePattern", "maxCount", "maxDecrease",
+                "maxUnreadLoss"]
 # Entity kinds a selector may name: the dynamic config entity types of Kafka's ConfigType (ZooKeeper mode)
 KINDS = ("topics", "brokers", "users", "clients", "ips")
 # Topic settings that are not configs (the assignment's partition count and replica count)
@@ -71,7 +72,7 @@ class Rule:
     bounds_text: str = ""  # the bounds as written, for messages ("between 1d and 30d")
     values: tuple[str, ...] = ()  # allowed / forbidden values, or required keys
     pattern: str | None = None  # namePattern: an anchored regular expression
-    limit: float | None = None  # maxCount: entities; maxDecrease: the factor
+    limit: float | None = None  # maxCount: entities; maxDecrease: the factor; maxUnreadLoss: records
 
 
 @dataclass(frozen=True, slots=True)

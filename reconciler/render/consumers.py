@@ -109,10 +109,11 @@ def not_read(section: dict[str, Any]) -> list[str]:
             for c in section.get("clusters") or () if c.get("notRead")]
 
 
-def markdown(section: dict[str, Any] | None, heading: str = "###") -> list[str]:
-    """The section's Markdown lines (empty when no assessed cluster has offsets and none is at risk)."""
-    if not section:
-        return []
+def markdown(section: dict[str, Any] | None, heading: str = "###", *, policy: bool = True) -> list[str]:
+    """The section's Markdown lines (empty when no assessed cluster has offsets and none is at risk); `policy`:
+    with its maxUnreadLoss violations (the PR comment shows them in its Policy section instead)."""
+    if not section or not (section.get("groupsAtRisk") or section.get("topicsLowered", 1) or section.get("policy")):
+        return []  # no retention goes down: nobody can lose unread records, nothing to say
     missing = not_read(section)
     if not section.get("groupsAtRisk"):
         if not section.get("known"):
@@ -140,7 +141,20 @@ def markdown(section: dict[str, Any] | None, heading: str = "###") -> list[str]:
             + read_at(section)]
     if missing:
         out += ["", f"Offsets not read (groups there are not counted): {'; '.join(missing)}"]
+    out += policy_lines(section) if policy else []
     return [*out, ""]
+
+
+def policy_lines(section: dict[str, Any]) -> list[str]:
+    """The maxUnreadLoss violations (an error blocks the pull request as every policy error does)."""
+    found = section.get("policy") or []
+    if not found:
+        return []
+    out = ["", f"**Policy** (`maxUnreadLoss`): {len(found)} violation(s)", ""]
+    for d in found[:ROWS]:
+        where = f"`{name(d['file'], 200)}:{d['line']}` " if d.get("file") else ""
+        out.append(f"- {'🛑' if d['severity'] == 'error' else '⚠️'} {where}{plain(name(d['message'], 1000))}")
+    return out
 
 
 def size_range(b: Sequence[int] | None) -> str:

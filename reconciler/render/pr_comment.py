@@ -121,7 +121,7 @@ def render_comment(
     diagnostics: Sequence[Diagnostic] = (),
     impact: str | None = None,
     notices: Mapping[str, Sequence[str]] | None = None,
-    policy_changes: Sequence[str] = (),
+    policy_changes: Sequence[str] = (), consumers: Sequence[str] = (),
 ) -> str:
     """`notices`: per cluster, what this check did not use (settings taken from the base revision);
     `policy_changes`: the policies the branch changes and what they would newly flag (policy.compare).
@@ -138,6 +138,7 @@ def render_comment(
         head = [MARKER, f"## 🛑 Kafka config plan: blocked by {blocking} error(s){changes}", ""]
     else:
         head = [MARKER, headline(total), ""]
+    head += consumers  # "Consumers at risk" (render/consumers.py, from the impact): who loses unread records
     if notices:
         head += ["### ⚠️ Not checked by this plan", ""]
         head += [f"- `{_plain(c)}`: {_plain(n)}" for c, said in sorted(notices.items()) for n in said]

@@ -7,7 +7,9 @@ batch, so `segment.ms` = 1 d rolls a segment every 25 records: `LogSegment.shoul
 timestamps). Group `half` (an active member, client id `billing-app`) has read and committed 120 of each
 partition, `all` has read everything, `empty` joined and left without committing. The manifests lower
 retention.ms from 30 d to 3 d; `reconciler impact` (live: the offsets at exactly 3 d) must name `half` alone.
-Then `reconciler apply` writes it, the brokers' retention check (every 2 s on the test brokers) deletes the
+On KRaft the same change also goes through the PR check first (`plan --git-base main --inventory`, a snapshot
+of main): the comment opens with the consumers at risk and the base's `maxUnreadLoss` policy blocks it. Then
+`reconciler apply` writes it, the brokers' retention check (every 2 s on the test brokers) deletes the
 segments older than 3 d, and the records `half` really lost are counted from the log start the brokers then
 report (kafka-python's consumer, `beginning_offsets`): the estimate is never below it and above it by at most
 one segment per partition (read from the broker's own segment files).
@@ -117,12 +119,61 @@ def cli(root: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return out
 
 
+POLICY = """apiVersion: reconciler/v1
+kind: Policy
+meta: {name: consumers}
+spec:
+  rules:
+    - id: unread-loss
+      maxUnreadLoss: 10
+      message: a retention change may not delete what a consumer group has not read
+"""
+
+
+def pull_request(root: Path, topic: str, group: str, write_cluster: Callable[[dict[str, str]], None],
+                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The PR check: main keeps 30 d and a maxUnreadLoss policy, the snapshot is taken there; a branch lowers
+    retention to 3 d. The comment opens with the consumers at risk, and the policy (the base's) blocks it."""
+    import git
+
+    write_cluster({"topics.yaml": topic_yaml(topic, 30 * DAY)})
+    (root / "clusters" / "policies.yaml").write_text(POLICY)
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "t")
+        config.set_value("user", "email", "t@t")
+    repo.git.add("--all")
+    repo.index.commit("base")
+    inventory = root.parent / "inventory"
+    cli(root, capsys, "snapshot", "--out", str(inventory))
+    meta = json.loads((inventory / "inventory.json").read_text())
+    assert meta["offsets"]["c1"]["readAt"]  # when they were read, said
+    repo.git.checkout("-b", "lower-retention")
+    write_cluster({"topics.yaml": topic_yaml(topic, 3 * DAY)})
+    repo.git.add("--all")
+    repo.index.commit("retention 3d")
+    capsys.readouterr()
+    code = run(["--repo", str(root), "--no-color", "plan", "--git-base", "main", "--format", "markdown",
+                "--inventory", str(inventory)])
+    comment, err = capsys.readouterr()
+    assert code == 1, err[-3000:]  # blocked: the base's maxUnreadLoss
+    assert comment.index("Consumers at risk") < comment.index("### Fleet impact")
+    assert comment.index("Consumers at risk") < comment.index(f"topics/{topic}")  # above the plan's changes
+    assert f"`{group}` on `{topic}` (`c1`) is 5d–7d behind: retention 3d would delete ~" in comment
+    assert "blocked by 1 error(s)" in comment.splitlines()[1]
+    assert f"rule unread-loss (clusters/policies.yaml:6): cluster c1: topics/{topic}: consumer group " \
+           f"'{group}' would lose" in comment
+    assert "clusters/c1/topics.yaml:" in comment  # at the line that lowers the retention
+
+
 def scenario(root: Path, bootstrap: str, write_cluster: Callable[[dict[str, str]], None], data_dirs: list[Path],
-             capsys: pytest.CaptureFixture[str]) -> None:
+             capsys: pytest.CaptureFixture[str], *, pr: bool = False) -> None:
     suffix = uuid.uuid4().hex[:6]
     topic = f"ledger-{suffix}"
     start, members = prepare(bootstrap, topic, suffix)
     try:
+        if pr:
+            pull_request(root, topic, f"half-{suffix}", write_cluster, capsys)
         write_cluster({"topics.yaml": topic_yaml(topic, 3 * DAY)})
         summary = json.loads(cli(root, capsys, "impact", "--format", "json"))
         consumers = summary["consumers"]
@@ -182,4 +233,4 @@ def test_kraft_41_names_the_group_that_loses_unread_records(
         for file, text in documents.items():
             (cluster / file).write_text(text)
 
-    scenario(root, kraft4.bootstrap, write, [kraft4.dir / "data"], capsys)
+    scenario(root, kraft4.bootstrap, write, [kraft4.dir / "data"], capsys, pr=True)

@@ -421,14 +421,22 @@ def test_listener_configs_shared_only_when_equal_everywhere() -> None:
 def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
     zk_repo: git.Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The impact job runs as `reconciler impact` in a subprocess (Spark): stubbed here, its contract checked."""
+    """The impact job runs as `reconciler impact` in a subprocess (Spark): stubbed here, its contract checked. Its
+    JSON gives the comment's "Fleet impact" section and, at the top, the consumers at risk (issue 42)."""
+    import json
     import subprocess
 
+    from tests.unit.test_impact_units import summary
+
     calls: list[list[str]] = []
+    found = {**summary(), "consumers": {"known": True, "groupsAtRisk": 1, "clustersAtRisk": 1, "groupTopicsAtRisk": 1,
+                                        "recordsAtRisk": [42, 42], "clusters": [], "policy": [], "rows": [
+        {"cluster": "a", "topic": "orders", "group": "billing", "records": [42, 42], "lagMs": [0, 300000],
+         "retentionMs": ["604800000", "3600000"], "state": "Stable", "members": 1, "active": True}]}}
 
     def fake_run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         calls.append(args)
-        return subprocess.CompletedProcess(args, 0, "**3 clusters, 120 topics affected**\n", "")
+        return subprocess.CompletedProcess(args, 0, json.dumps(found), "")
 
     monkeypatch.setattr(subprocess, "run", fake_run)  # cli/gitops imports subprocess where it runs the job
     root = Path(zk_repo.working_tree_dir or ".")
@@ -439,5 +447,8 @@ def test_the_impact_summary_joins_the_comment_when_an_inventory_is_given(
     assert code == 0, err
     assert calls and calls[0][1:4] == ["-I", "-m", "reconciler"]  # isolated: never the checkout's modules
     assert calls[0][4:] == ["--repo", str(root.resolve()), "impact", "--git-base", "main", "--inventory",
-                                      str((tmp_path / "inventory").resolve()), "--format", "markdown"]
-    assert "### Fleet impact\n\n**3 clusters, 120 topics affected**" in out
+                                      str((tmp_path / "inventory").resolve()), "--format", "json"]
+    assert "### Fleet impact\n\n## Fleet impact: 1 consumer group(s) would lose unread records; 2 topic(s) " \
+           "deleted" in out
+    assert out.index("### 🛑 Consumers at risk: 1 group(s)") < out.index("### Fleet impact")
+    assert "`billing` on `orders` (`a`) is less than 5m behind: retention 1h would delete ~42 records" in out

@@ -6,6 +6,8 @@ A partition of offsets 100..1100, one record every 0.01 d from 10 d ago: the fir
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reconciler.render import consumers as C
@@ -110,3 +112,62 @@ def test_freshness_and_clusters_not_read_are_said() -> None:
     assert "Consumers at risk: none" in text
     assert "Offsets read 2027-01-15 08:00 UTC, 1h before this report" in text
     assert "`b`: no spec.adminClient" in text
+
+
+# --- maxUnreadLoss (policy/unread.py) -------------------------------------------------------------------------
+
+POLICY = """apiVersion: reconciler/v1
+kind: Policy
+meta: {name: consumers}
+spec:
+  selector: {labels: {env: prod}, names: ['pay.*']}
+  rules:
+    - id: unread-loss
+      maxUnreadLoss: 1000
+      message: no change may delete what a consumer has not read
+  exceptions:
+    - {entity: topics/payments.legacy, reason: drained, expires: "2999-01-01"}
+"""
+
+
+def test_max_unread_loss_parses_and_judges_only_where_offsets_are_known(tmp_path: Path) -> None:
+    from datetime import date
+
+    from reconciler.manifests.policy import load_policies
+    from reconciler.model import SourceRef
+    from reconciler.policy.unread import threshold, unread_violations
+
+    (tmp_path / "clusters").mkdir()
+    (tmp_path / "clusters" / "policies.yaml").write_text(POLICY)
+    policies, problems = load_policies(tmp_path)
+    assert not problems and threshold(policies) == 1000
+    rows = [{"cluster": "prod-1", "topic": "payments", "group": "billing", "records": [900, 1200]},
+            {"cluster": "prod-1", "topic": "payments", "group": "audit", "records": [1001, 1001]},
+            {"cluster": "prod-1", "topic": "payments", "group": "small", "records": [5, 5]},
+            {"cluster": "prod-1", "topic": "payments.legacy", "group": "old", "records": [10**6, 10**6]},  # waived
+            {"cluster": "prod-1", "topic": "orders", "group": "x", "records": [10**6, 10**6]},  # not selected
+            {"cluster": "dev-1", "topic": "payments", "group": "x", "records": [10**6, 10**6]}]  # not prod
+    labels = {"prod-1": {"env": "prod"}, "dev-1": {"env": "dev"}}
+    where = SourceRef("clusters/prod-1/topics.yaml", 7)
+    found = unread_violations(policies, labels, rows, lambda c, t: where, date(2027, 1, 1))
+    assert [(v.cluster, v.entity) for v in found] == [("prod-1", "topics/payments")]
+    d = found[0].diagnostic()
+    assert d.severity == "error" and d.source == where and d.key == "policy:consumers/unread-loss"
+    assert ("consumer group 'billing' would lose up to 1,200 (900–1,200) records it has not read (and 1 more "
+            "group(s) over it), more than 1,000: no change may delete") in d.message
+
+
+def test_plan_alone_does_not_judge_max_unread_loss(tmp_path: Path) -> None:
+    """`plan` has no offsets: the rule is the impact's to judge, never a false violation or a crash."""
+    from reconciler.manifests.validate import load_and_validate
+
+    (tmp_path / "clusters" / "prod-1").mkdir(parents=True)
+    (tmp_path / "clusters" / "policies.yaml").write_text(POLICY)
+    (tmp_path / "clusters" / "prod-1" / "cluster.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: Cluster\nmeta: {name: prod-1, labels: {env: prod}}\nspec:\n"
+        "  kafkaVersion: \"3.6\"\n  zookeeper: {connect: \"127.0.0.1:2181/p\"}\n  brokers: [1]\n")
+    (tmp_path / "clusters" / "prod-1" / "topics.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: Topics\nmeta: {}\nspec:\n  topics:\n"
+        "    payments: {partitions: 1, replicationFactor: 1, config: {retention.ms: 1000}}\n")
+    _, _, diags = load_and_validate(tmp_path, policies=True)
+    assert not [d for d in diags if d.severity == "error"], diags
