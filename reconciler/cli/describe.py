@@ -7,13 +7,17 @@ ignored keys and unmanaged entities are exactly what apply would do. Nothing is 
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from reconciler.cli.context import Context, emit_diagnostics
+from reconciler.effective import Layers
 from reconciler.errors import ReconcilerError
-from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, EntityRef, LiveState
+from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, DesiredState, EntityRef, LiveState
 from reconciler.plan import Plan
 from reconciler.render.access import AccessView, access_blocks
+from reconciler.render.describe import consumer_blocks
 from reconciler.render.styled import line
 
 _SINGULAR = {t[:-1]: t for t in ENTITY_TYPES}
@@ -82,13 +86,53 @@ def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fm
         views.append(entity_view(catalog, version, r, live_layers, planned_layers, exists=exists, key=key,
                                  show_all=show_all, broker=str(broker) if broker is not None else None))
     access = [topic_access(ref.name, live, planned.plan)] if ref is not None and ref.entity_type == "topics" else []
+    consumers = topic_consumers(obj, desired, ref, live_layers, planned_layers, broker) \
+        if ref is not None and ref.entity_type == "topics" and ref.name in live.topics else None
     if fmt == "json":
-        click.echo(describe_json(cluster, version, views, access), nl=False)
+        click.echo(describe_json(cluster, version, views, access, consumers), nl=False)
         return
     blocks = describe_blocks(views, synonyms=synonyms or key is not None)
     for view in access:
         blocks += [line(""), *access_blocks(view)]
+    if consumers is not None:
+        blocks += [line(""), *consumer_blocks(**consumers)]
     print_blocks(obj.out, blocks)
+
+
+def topic_consumers(obj: Context, desired: DesiredState, ref: EntityRef, live: Layers, planned: Layers,
+                    broker: int | None) -> dict[str, Any] | None:
+    """Where the plan lowers the topic's effective retention (and its cleanup.policy deletes): its groups, read
+    live, with the unread records the new retention makes eligible for deletion (`reconciler.unread`)."""
+    from datetime import UTC, datetime
+
+    from reconciler.catalog import load_catalog
+    from reconciler.effective import EntityResolver
+    from reconciler.impact.offsetread import topic_consumers as read
+    from reconciler.render.consumers import risk_row
+    from reconciler.units import parse_int
+
+    catalog, version = load_catalog(), desired.cluster.kafka_version
+    at = str(broker) if broker is not None else None
+    now, later = (EntityResolver(layers, catalog, ref, version=version, broker=at) for layers in (live, planned))
+    if "delete" not in (later("cleanup.policy").value or "delete").replace(" ", "").split(","):
+        return None  # a compact-only topic deletes nothing by retention
+    pairs = []
+    for key in ("retention.ms", "retention.bytes"):
+        b, a = parse_int(now(key).value), parse_int(later(key).value)
+        unlimited = (b is None or b < 0, a is None or a < 0)
+        lowered = not unlimited[1] and (unlimited[0] or (b is not None and a is not None and a < b))
+        pairs.append((b, a) if lowered else (None, None))
+    if pairs == [(None, None), (None, None)]:
+        return None  # retention not lowered: nobody loses unread records
+    before, after = (pairs[0][0], pairs[1][0]), (pairs[0][1], pairs[1][1])
+    found = read(desired, ref.name, before, after, obj.repo, obj.progress())
+    rows = [risk_row(g, pairs[0], pairs[1], found.read_at_ms) for g in found.risks]
+    when = datetime.fromtimestamp(found.read_at_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") \
+        if found.read_at_ms else ""
+    notes = "; ".join(found.notes)
+    return {"rows": rows, "title": f"{ref.display}: consumer groups, against the retention the manifests lower",
+            "read_at": f"offsets read {when}; counts per record (Kafka deletes whole segments)"
+                       + (f"; {notes}" if notes else ""), "not_read": found.not_read}
 
 
 def topic_access(topic: str, live: LiveState, plan: Plan) -> AccessView:

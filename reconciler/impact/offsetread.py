@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.impact.inventory import Rows, offset_rows
 from reconciler.model import DesiredState, LiveState, SecretRef
 from reconciler.progress import Progress
-from reconciler.unread import LADDER_MS
+from reconciler.unread import LADDER_MS, GroupRisk, topic_risks
 
 log = logging.getLogger(__name__)
 # time retention keys and their factor to milliseconds (Kafka's synonyms of retention.ms, KafkaConfig)
@@ -74,3 +75,35 @@ def cluster_offsets(desired: DesiredState, live: LiveState, root: Path, progress
         return {}, {"notRead": exc.message}
     read_at = datetime.fromtimestamp(found.read_at_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return offset_rows(found), {"readAt": read_at, "readAtMs": found.read_at_ms, "notes": list(found.notes)}
+
+
+@dataclass(frozen=True)
+class TopicConsumers:
+    """One topic's consumer groups and what a retention change makes them lose (`reconciler describe`)."""
+
+    risks: tuple[GroupRisk, ...] = ()
+    read_at_ms: int | None = None
+    not_read: str | None = None  # why no offsets were read
+    notes: tuple[str, ...] = ()
+
+
+def topic_consumers(desired: DesiredState, topic: str, before: tuple[int | None, int | None],
+                    after: tuple[int | None, int | None], root: Path, progress: Progress) -> TopicConsumers:
+    """Read one topic's offsets live (the ladder and exactly the retention before and after) and every group's
+    committed offsets on it; `before`/`after`: its effective (retention.ms, retention.bytes), None where unlimited
+    or unchanged."""
+    from reconciler.brokers.offsets import admin_spec_of, offsets_admin, read_offsets
+
+    cluster = desired.cluster
+    if admin_spec_of(cluster) is None:
+        return TopicConsumers(not_read="the manifests name no Admin API endpoint (spec.adminClient)")
+    ages = set(LADDER_MS) | {a for a in (before[0], after[0]) if a is not None and a >= 0}
+    try:
+        with progress.phase(f"{cluster.name}: consumer offsets of {topic}") as phase, \
+                offsets_admin(cluster, root) as admin:
+            found = read_offsets(admin, cluster.name, ages, topics=[topic],
+                                 step=lambda done, total: phase.update(done, total))
+            phase.done(f"{len(found.committed):,} committed offsets")
+    except ReconcilerError as exc:
+        return TopicConsumers(not_read=exc.message)
+    return TopicConsumers(tuple(topic_risks(found, topic, before, after)), found.read_at_ms, notes=found.notes)

@@ -16,6 +16,7 @@ from typing import Any
 from reconciler.errors import clip, printable
 from reconciler.render.md_text import code, plain
 from reconciler.units import short
+from reconciler.unread import GroupRisk
 
 ROWS = 20
 BADGE = "🛑"
@@ -180,3 +181,17 @@ def reasons(section: dict[str, Any] | None) -> dict[tuple[str, str], list[str]]:
         out.setdefault((r["cluster"], r["topic"]), []).append(
             f"consumer group {name(r['group'])} would lose {records(r['records'])} records it has not read")
     return out
+
+
+def risk_row(g: GroupRisk, retention_ms: Sequence[int | None], retention_bytes: Sequence[int | None],
+             read_at_ms: int | None) -> dict[str, Any]:
+    """A `GroupRisk` (plain-Python arithmetic, `describe`) in the shape of the impact summary's rows."""
+    def text(v: int | None) -> str | None:
+        return None if v is None else str(v)
+
+    return {"cluster": g.cluster, "topic": g.topic, "group": g.group, "records": list(g.records),
+            "bytes": None if g.bytes is None else list(g.bytes), "lagRecords": g.lag_records, "lagMs": list(g.lag_ms),
+            "partitions": g.partitions, "behindLogStart": g.behind_start, "readAtMs": read_at_ms,
+            "retentionMs": [text(v) for v in retention_ms], "retentionBytes": [text(v) for v in retention_bytes],
+            "state": g.state.state, "protocolType": g.state.protocol_type, "members": g.state.members,
+            "clientIds": list(g.state.client_ids), "active": g.state.active}

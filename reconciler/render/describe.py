@@ -180,7 +180,7 @@ def _effective_json(e: Effective) -> dict[str, Any]:
 
 
 def describe_json(cluster: str, version: str, views: Sequence[EntityView],
-                  access: Sequence[AccessView] = ()) -> str:
+                  access: Sequence[AccessView] = (), consumers: dict[str, Any] | None = None) -> str:
     doc: dict[str, Any] = {
         "cluster": cluster,
         "kafkaVersion": version,
@@ -196,4 +196,28 @@ def describe_json(cluster: str, version: str, views: Sequence[EntityView],
     }
     if access:
         doc["access"] = access_json(access)
+    if consumers is not None:  # the topic's groups where the plan lowers its retention (`render.consumers` rows)
+        doc["consumers"] = {"groups": consumers["rows"], "readAt": consumers["read_at"],
+                            "notRead": consumers["not_read"]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- consumers (one topic) ------------------------------------------------------------------------------
+
+
+def consumer_blocks(rows: Sequence[dict[str, Any]], title: str, read_at: str, not_read: str | None) -> list[Block]:
+    """The groups of one topic and what the planned retention makes them lose (`render.consumers` rows)."""
+    from reconciler.render import consumers as C
+
+    if not_read is not None:
+        return [line(title, "heading"), line(f"consumer offsets not read: {C.name(not_read, 300)}", "muted")]
+    if not rows:
+        return [line(title, "heading"), line("no consumer group has committed offsets on this topic"),
+                line(read_at, "muted")]
+    table = Table(("GROUP", "STATE", "LAG", "UNREAD RECORDS DELETED"), tuple(
+        ((C.name(r["group"]), None), (C.state(r), None),
+         (f"{C.lag(r['lagMs'])} ({r['lagRecords']:,} records)", None),
+         (C.records(r["records"]) if r["records"][1] else "none", "differs" if r["records"][1] else None))
+        for r in rows), title)
+    said = [line(f"{C.BADGE} {C.sentence(r, md=False)}", "differs") for r in rows if r["records"][1]]
+    return [table, *said, line(read_at, "muted")]

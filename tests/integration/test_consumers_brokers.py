@@ -187,6 +187,11 @@ def scenario(root: Path, bootstrap: str, write_cluster: Callable[[dict[str, str]
         assert row["lagMs"][0] <= age < row["lagMs"][1]
         assert row["lagRecords"] == PARTITIONS * (RECORDS - READ)
         assert consumers["clusters"][0]["readAtMs"] == row["readAtMs"]
+        described = json.loads(cli(root, capsys, "describe", "c1", f"topics/{topic}", "--format", "json"))
+        groups = {g["group"]: g for g in described["consumers"]["groups"]}  # every group with offsets on it
+        assert set(groups) == {f"half-{suffix}", f"all-{suffix}"}  # `empty` committed nothing
+        assert groups[f"all-{suffix}"]["records"] == [0, 0] and groups[f"all-{suffix}"]["lagRecords"] == 0
+        assert abs(groups[f"half-{suffix}"]["records"][1] - estimate) <= 2  # read again a moment later
         segments = segment_records(data_dirs, topic)
         assert max(segments.values()) <= 30, segments  # the records rolled a segment a day (25 each)
 
