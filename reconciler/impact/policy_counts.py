@@ -10,9 +10,11 @@ described with `broker=None`, as `plan` judges it). Every rule becomes one Spark
 row (`_violates`); one hash aggregate by cluster counts them all in one job.
 
 Scope: topic rules (`kinds` containing topics) and the topic count limit; broker and quota entities are few and
-judged by `plan` and `reconcile` (pure). Selector names and name patterns are matched with Spark's `rlike`
-(Java regular expressions), anchored as the pure evaluator anchors Python's. Exceptions are resolved on the
-driver: a valid one removes its (cluster, topic) from its rules; an expired one waives nothing.
+judged by `plan` and `reconcile` (pure). Selector names and name patterns are matched on the driver with RE2, as
+the pure evaluator matches them (`policy.patterns`), over the distinct topic names (one small job): Spark's
+`rlike` is Java's backtracking engine, where a pull request's own pattern such as `(a+)+b` would hang the job.
+Exceptions are resolved on the driver: a valid one removes its (cluster, topic) from its rules; an expired one
+waives nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from reconciler.impact.inventory import Inventory
 from reconciler.model import DEFAULT_ENTITY, EntityRef
 from reconciler.policy.evaluate import cluster_selected
 from reconciler.policy.model import PolicyDoc, PolicySet, Rule
+from reconciler.policy.patterns import full_match
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED
 
 if TYPE_CHECKING:
@@ -69,8 +72,22 @@ def _topic_rules(policies: PolicySet) -> list[tuple[PolicyDoc, Rule]]:
     return [(p, r) for p in policies.policies if "topics" in p.selector.kinds for r in p.rules]
 
 
-def _anchored(pattern: str) -> str:
-    return f"^(?:{pattern})$"
+class _Names:
+    """Which topic names each pattern matches, with RE2 on the driver (`policy.patterns.full_match`): the
+    distinct names of the assessed topics, collected once, only when a policy has a name pattern."""
+
+    def __init__(self, spark: SparkSession, topics: DataFrame) -> None:
+        self._spark, self._topics = spark, topics
+        self._names: list[str] | None = None
+        self._matched: dict[str, Column] = {}
+
+    def matching(self, pattern: str) -> Column:
+        """`topic` is a name `pattern` matches whole."""
+        if pattern not in self._matched:
+            if self._names is None:
+                self._names = [r["topic"] for r in self._topics.select("topic").distinct().collect()]
+            self._matched[pattern] = is_in(self._spark, "topic", [n for n in self._names if full_match(pattern, n)])
+        return self._matched[pattern]
 
 
 def _number(value: Column, key: str) -> Column:
@@ -93,13 +110,13 @@ def _value(key: str, after: bool = True) -> Column:
     return F.coalesce(F.col(own)[key], F.col(fb)[key])
 
 
-def _violates(rule: Rule) -> Column | None:
+def _violates(rule: Rule, names: _Names) -> Column | None:
     """A topic row breaks `rule` (None for rules that are not about one topic's values)."""
     from pyspark.sql import functions as F
 
     key = rule.key or ""
     if rule.check == "namePattern" and rule.pattern is not None:
-        return ~F.col("topic").rlike(_anchored(rule.pattern))
+        return ~names.matching(rule.pattern)
     if rule.check == "required":
         missing = [F.col("after_cfg")[k].isNull() & F.col("fb_set")[k].isNull() for k in rule.values]
         return functools.reduce(lambda x, y: x | y, missing)
@@ -121,13 +138,10 @@ def _violates(rule: Rule) -> Column | None:
     return None
 
 
-def _selected(spark: SparkSession, policy: PolicyDoc, clusters: Sequence[str]) -> Column:
-    from pyspark.sql import functions as F
-
+def _selected(spark: SparkSession, policy: PolicyDoc, clusters: Sequence[str], names: _Names) -> Column:
     sel = is_in(spark, "cluster", list(clusters))
     if policy.selector.names:
-        sel = sel & functools.reduce(lambda x, y: x | y, [F.col("topic").rlike(_anchored(p))
-                                                           for p in policy.selector.names])
+        sel = sel & functools.reduce(lambda x, y: x | y, [names.matching(p) for p in policy.selector.names])
     return sel
 
 
@@ -224,12 +238,13 @@ def policy_counts(spark: SparkSession, inv: Inventory, after: AfterRows, labels:
     if clusters and rules:
         t = _topic_rows(spark, inv, after, clusters, keys,
                         _cluster_fallbacks(spark, inv, after, clusters, keys, catalog))
+        names = _Names(spark, t)
         for i, (policy, rule) in enumerate(rules):
             selected = [c for c in clusters if cluster_selected(policy.selector, policy, c, labels.get(c, {}))]
             if not selected:
                 continue
-            sel = _selected(spark, policy, selected)
-            bad = F.lit(True) if rule.check == "maxCount" else _violates(rule)
+            sel = _selected(spark, policy, selected, names)
+            bad = F.lit(True) if rule.check == "maxCount" else _violates(rule, names)
             if bad is None:
                 continue
             hit = sel & F.coalesce(bad, F.lit(False)) & ~_waived(spark, policy, rule, selected, today)

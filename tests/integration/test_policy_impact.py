@@ -128,3 +128,34 @@ def test_policy_counts_on_the_hand_worked_fleet(spark: Any, tmp_path: Path) -> N
     assert (edit["change"]["newly"], edit["change"]["cleared"]) == (1, 0)
     assert "### Policy edit across the fleet: 1 violation(s) newly flagged, 0 no longer flagged" in "\n".join(
         policy_change_markdown(edit))
+
+
+
+@pytest.mark.timeout(300)
+def test_a_catastrophic_name_pattern_does_not_hang_the_job(spark: Any, tmp_path: Path) -> None:
+    """Issue 38, finding 17 in Spark: a pull request's own pattern went to `rlike` (Java's backtracking engine)
+    for every topic; `(.*a){20}` against a 40-letter name ending in `-` takes Java 17 longer than 30 s at 30
+    letters (and hours at 40), RE2 microseconds. Names are matched with RE2 on the driver now, with the pure
+    evaluator's answers."""
+    import time
+
+    from reconciler.impact.inventory import SCHEMAS
+
+    inventory = tmp_path / "inventory"
+    write_fleet(inventory, spark)
+    long = "a" * 40 + "-"
+    spark.createDataFrame([("deleting", long, 1, 1)], SCHEMAS["topics"]).write.mode("append").parquet(
+        str(inventory / "topics"))
+    spark.createDataFrame([("deleting", long, 0, [1])], SCHEMAS["partitions"]).write.mode("append").parquet(
+        str(inventory / "partitions"))
+    evil = POLICIES.replace("namePattern: '[a-z]+([.-][a-z]+)*'", "namePattern: '(.*a){20}'")
+    (tmp_path / "repo" / "clusters").mkdir(parents=True)
+    (tmp_path / "repo" / "clusters" / "policies.yaml").write_text(evil, encoding="utf-8")
+    policies, problems = load_policies(tmp_path / "repo")
+    assert problems == []
+    started = time.monotonic()
+    section = policy_counts(spark, read_inventory(spark, inventory), AFTER, LABELS, policies, date(2026, 11, 27))
+    assert time.monotonic() - started < 120
+    got = {(r["cluster"], r["policy"], r["rule"]): r["violations"] for r in section["byCluster"]}
+    # no name has twenty a's and ends in one: `deleting`'s five selected topics and the long one break the rule
+    assert got[("deleting", "names", "name")] == 6
