@@ -151,7 +151,9 @@ class ConfigDiffer:
             if want is None:
                 assert have is not None
                 if self.always_ignored(ref, key) and not (key in SCRAM_KEYS and _declares_scram(ref, desired)):
-                    out.ignored += 1
+                    # `Ignored:` counts keys left alone by policy.ignoreKeys and the replication throttles; a
+                    # user's undeclared SCRAM credential is not a config key left alone: never counted there
+                    out.ignored += key not in SCRAM_KEYS
                     out.empty_after = False
                     continue
                 out.changes.append(self._remove(scope, key, have, entity_source))

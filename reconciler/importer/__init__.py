@@ -1,9 +1,12 @@
 """`reconciler import`: manifests from a live cluster, such that `plan` on them shows no changes.
 
 This is how a team adopts the tool without downtime: import, review, commit, and from then on every change
-goes through a pull request. The import checks its own promise before it returns: the files written are
-loaded and validated like any manifest and planned against the live state just read; what a plan would
-still change is reported (`Imported.residual`).
+goes through a pull request. A ZooKeeper-mode cluster is read from its znodes, a KRaft cluster through its
+Admin API (the cluster's backend, `backends.backend_for`): the same documents either way, except that a KRaft
+cluster's passwords cannot be read back (they are left to the live cluster through policy.ignoreKeys).
+The import checks its own promise before it returns: the files written are loaded and validated like any
+manifest and planned against the live state just read; what a plan would still change is reported
+(`Imported.residual`).
 
     compose.py    live state -> documents (tidy values, sealed passwords, FleetDefaults neutralised)
     listeners.py  per-broker listener keys -> one Listeners document
@@ -21,22 +24,24 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kazoo.client import KazooClient
 
+from reconciler.backend import EVERY_TYPE
+from reconciler.backends import backend_for
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic, ReconcilerError, has_errors
 from reconciler.importer.compose import Composed, ImportSpec, compose
+from reconciler.kraft.passwords import PRESENT
 from reconciler.manifests.fleet import FleetLayer, fleet_layer
 from reconciler.manifests.load import Document, load_text
 from reconciler.manifests.repo import FLEET_FILE
 from reconciler.manifests.validate import load_and_validate
-from reconciler.model import LiveState, Secret
+from reconciler.model import ClusterSpec, DesiredState, LiveState, Secret, frozen_map
 from reconciler.plan import Plan
 from reconciler.secrets.encoder import EncoderParams, try_decode
 from reconciler.workflow import plan_against
-from reconciler.zk.read import ReadScope, read_live_state
 
-__all__ = ["ImportSpec", "Imported", "fleet_documents", "import_cluster", "read_cluster", "render_files"]
+__all__ = ["ImportSpec", "Imported", "fleet_documents", "import_cluster", "read_cluster", "render_files",
+           "source_label"]
 
 HEADER = (
     "# Imported from the live cluster by `reconciler import` ({source}).\n"
@@ -71,10 +76,16 @@ def _rollback(target: Path, previous: Path | None) -> None:
         previous.rename(target)
 
 
-def read_cluster(client: KazooClient, cluster: str) -> LiveState:
-    """Everything the import may declare: every entity type, brokers and topics."""
-    live = read_live_state(client, cluster, ReadScope())
-    return live
+def read_cluster(cluster: ClusterSpec, root: Path) -> LiveState:
+    """Everything the import may declare: every entity type, brokers, topics and ACLs, read by the cluster's
+    backend (ZooKeeper's znodes, or a KRaft cluster's Admin API)."""
+    with backend_for(cluster).connect(cluster, root) as connection:
+        return connection.read(DesiredState(cluster, frozen_map(), frozen_map()), entity_types=EVERY_TYPE)
+
+
+def source_label(cluster: ClusterSpec) -> str:
+    """Where the import read the cluster, for the files' header (`ZooKeeper host:2181/kafka`)."""
+    return backend_for(cluster).label(cluster)
 
 
 def fleet_documents(out_root: Path) -> list[Document]:
@@ -173,8 +184,10 @@ def import_cluster(
     *,
     encoder_secret: Secret | None = None,
     force: bool = False,
+    source: str = "the live cluster",
 ) -> Imported:
-    """Write `out_root/clusters/<cluster>/` from `live` and check that a plan on it is empty."""
+    """Write `out_root/clusters/<cluster>/` from `live` and check that a plan on it is empty. `source`: where
+    it was read (the files' header says)."""
     target = out_root / "clusters" / spec.cluster
     if target.exists() and any(target.iterdir()) and not force:
         raise ReconcilerError(f"{target} already exists and is not empty; choose another --out or pass --force")
@@ -183,8 +196,8 @@ def import_cluster(
     if has_errors(problems):
         raise ReconcilerError("the FleetDefaults matching this cluster conflict", problems)
     encoder = EncoderParams(encoder_secret) if encoder_secret is not None else None
-    composed = compose(live, spec, load_catalog(), layer, _same_secret(encoder))
-    texts = render_files(composed, f"ZooKeeper {spec.connect}")
+    composed = compose(live, spec, load_catalog(), layer, _same_secret(encoder), frozenset({PRESENT}))
+    texts = render_files(composed, source)
     staging = Path(tempfile.mkdtemp(prefix=f".{spec.cluster}-", dir=_ensure(out_root / "clusters")))
     previous: Path | None = None
     try:

@@ -32,7 +32,7 @@ _DOUBLE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE]-?[0-9]+)?")
 @dataclass(frozen=True, slots=True)
 class ImportSpec:
     cluster: str
-    connect: str
+    connection: Mapping[str, Any]  # cluster.yaml's `zookeeper:` or `kraft:` block: {"zookeeper": {...}}
     kafka_version: str
     labels: Mapping[str, str] = field(default_factory=dict)
     encoder_secret_env: str | None = None  # passwordEncoder.secret's env var (when passwords are stored)
@@ -58,15 +58,21 @@ class Writer:
     would hide and that cannot be sealed (a type the catalog does not know: `ldap.bind.pw` a plugin reads) are
     never written: they are collected in `hidden` and left to the live cluster through policy.ignoreKeys."""
 
-    def __init__(self, catalog: Catalog, version: str) -> None:
-        self.catalog, self.version = catalog, version
+    def __init__(self, catalog: Catalog, version: str, unreadable: frozenset[str] = frozenset()) -> None:
+        self.catalog, self.version, self.unreadable = catalog, version, unreadable
         self.hidden: set[str] = set()
+        self.passwords_unread: set[str] = set()
 
-    def is_hidden(self, scope: str, name: str) -> bool:
+    def is_hidden(self, scope: str, name: str, live: str | None = None) -> bool:
         """A value never written to a manifest: sensitive (`Catalog.is_sensitive`) and not a password the
-        manifest can hold sealed as `{encoded: …}` (SCRAM credentials are skipped before this is asked)."""
+        manifest can hold sealed as `{encoded: …}` (SCRAM credentials are skipped before this is asked), or a
+        password whose value the cluster never returns (`unreadable`: KRaft's DescribeConfigs answers null)."""
         if self.catalog.is_sensitive(name, scope) and not self.is_password(scope, name) and name not in SCRAM_KEYS:
             self.hidden.add(name)
+            return True
+        if live is not None and live in self.unreadable:
+            self.hidden.add(name)
+            self.passwords_unread.add(name)
             return True
         return False
 
@@ -106,7 +112,7 @@ class Writer:
     def config(self, scope: str, live: Mapping[str, str], skip: Callable[[str], bool] = lambda k: False
                ) -> dict[str, Any]:
         return {k: self.value(scope, k, v) for k, v in sorted(live.items())
-                if not skip(k) and not self.is_hidden(scope, k)}
+                if not skip(k) and not self.is_hidden(scope, k, v)}
 
 
 def _broker_ids(live: LiveState) -> list[int]:
@@ -123,7 +129,7 @@ def cluster_doc(spec: ImportSpec, brokers: Sequence[int], has_passwords: bool,
     meta: dict[str, Any] = {"name": spec.cluster}
     if spec.labels:
         meta["labels"] = dict(spec.labels)
-    body: dict[str, Any] = {"kafkaVersion": spec.kafka_version, "zookeeper": {"connect": spec.connect}}
+    body: dict[str, Any] = {"kafkaVersion": spec.kafka_version, **spec.connection}
     if has_passwords:
         env = spec.encoder_secret_env or re.sub(r"[^A-Z0-9]", "_", spec.cluster.upper()) + "_ENCODER_SECRET"
         body["passwordEncoder"] = {"secret": {"env": env}}
@@ -138,7 +144,7 @@ def broker_docs(
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """BrokerConfig documents (default first, then by id) and the Listeners document, if any."""
     per_broker = {
-        int(ref.name): {k: v for k, v in e.config.items() if not writer.is_hidden("brokers", k)}
+        int(ref.name): {k: v for k, v in e.config.items() if not writer.is_hidden("brokers", k, v)}
         for ref, e in live.entities.items()
         if ref.entity_type == "brokers" and ref.name != DEFAULT_ENTITY and e.config
     }
@@ -226,9 +232,9 @@ def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, A
             users[_manifest_name(ref.client)] = config
         else:
             sections[ref.entity_type][_manifest_name(ref.name)] = config
-    if scram_users:  # a password cannot be recovered from Kafka's salted keys: never imported
-        shown = ", ".join(scram_users[:5]) + (f" and {len(scram_users) - 5} more" if len(scram_users) > 5 else "")
-        notes.append(f"SCRAM credentials of {len(scram_users)} user(s) left unmanaged: {shown}; to manage one, "
+    if scram_users:  # a password cannot be recovered from Kafka's salted keys: never imported; every user named
+        notes.append(f"SCRAM credentials of {len(scram_users)} user(s) left unmanaged: {', '.join(scram_users)}; "
+                     "to manage one, "
                      "declare it under the Quotas kind's scramUsers with a secret reference to its password "
                      "(a plan then says 'no changes' when the password is the stored one)")
     spec = {k: v for k, v in sections.items() if v}
@@ -237,15 +243,16 @@ def quotas_doc(live: LiveState, writer: Writer, notes: list[str]) -> dict[str, A
 
 def compose(
     live: LiveState, spec: ImportSpec, catalog: Catalog, fleet: FleetLayer,
-    same_secret: Callable[[list[str]], bool],
+    same_secret: Callable[[list[str]], bool], unreadable: frozenset[str] = frozenset(),
 ) -> Composed:
-    """The manifest files of the cluster: cluster.yaml, brokers.yaml, listeners.yaml, topics.yaml, quotas.yaml."""
-    writer = Writer(catalog, spec.kafka_version)
+    """The manifest files of the cluster: cluster.yaml, brokers.yaml, listeners.yaml, topics.yaml, quotas.yaml.
+    `unreadable`: the live values that stand for a password the backend cannot read (KRaft)."""
+    writer = Writer(catalog, spec.kafka_version, unreadable)
     notes: list[str] = []
     brokers, listeners = broker_docs(live, writer, fleet, same_secret, notes)
     has_passwords = any(
-        writer.is_password("brokers", k) for r, e in live.entities.items() if r.entity_type == "brokers"
-        for k in e.config
+        writer.is_password("brokers", k) and v not in unreadable for r, e in live.entities.items()
+        if r.entity_type == "brokers" for k, v in e.config.items()
     )
     ids = _broker_ids(live)
     files: dict[str, list[dict[str, Any]]] = {}
@@ -266,6 +273,13 @@ def compose(
     if writer.hidden:  # after every document: the keys each of them left out
         inherited = fleet.policy.get("ignoreKeys")
         ignore = sorted(writer.hidden | set(inherited.raw if inherited is not None else ()))
-        notes.append("keys of a type Kafka does not know, whose values it hides (so import does not write them): "
-                     f"{', '.join(sorted(writer.hidden))}; kept as they are live through policy.ignoreKeys")
+        unknown = sorted(writer.hidden - writer.passwords_unread)
+        if unknown:
+            notes.append("keys of a type Kafka does not know, whose values it hides (so import does not write "
+                         f"them): {', '.join(unknown)}; kept as they are live through policy.ignoreKeys")
+        if writer.passwords_unread:
+            notes.append("passwords the cluster never returns (KRaft's DescribeConfigs answers null), so import "
+                         f"cannot write them: {', '.join(sorted(writer.passwords_unread))}; kept as they are live "
+                         "through policy.ignoreKeys; to manage one, declare it with a secret reference and take it "
+                         "out of ignoreKeys")
     return Composed({"cluster.yaml": [cluster_doc(spec, ids, has_passwords, ignore)], **files}, notes)

@@ -57,8 +57,8 @@ def check_broker_key(
         use = f"; set '{hint}' instead, which is dynamic" if hint and hint != key else ""
         yield Diagnostic(
             "error",
-            f"'{key}' is read-only: brokers read it from server.properties at startup only and ignore it in "
-            f"ZooKeeper (changing it needs a restart){use}",
+            f"'{key}' is read-only: brokers read it from server.properties at startup only and ignore a dynamic "
+            f"value (changing it needs a restart){use}",
             value.source,
             key,
         )

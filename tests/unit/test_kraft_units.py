@@ -200,3 +200,20 @@ def test_version_lists_the_4x_releases() -> None:
     from reconciler.cli.version import known_releases
 
     assert known_releases()[-3:] == ("3.9", "4.0", "4.1")
+
+
+@pytest.mark.parametrize(("version", "key", "says"), [
+    ("4.1", "log.message.format.version", "was removed in Kafka 4.0"),
+    ("3.9", "log.retention.hours", "is read-only"),
+])
+def test_errors_on_a_kraft_cluster_never_speak_of_zookeeper(tmp_path: Path, version: str, key: str,
+                                                            says: str) -> None:
+    """Issue 39 item 11: a KRaft cluster's brokers hold no config in ZooKeeper."""
+    (tmp_path / "clusters" / "c1").mkdir(parents=True)
+    (tmp_path / "clusters" / "c1" / "cluster.yaml").write_text(cluster_yaml(KRAFT, version=version))
+    (tmp_path / "clusters" / "c1" / "brokers.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n"
+        f"    {key}: \"3.0\"\n")
+    _, _, diags = load_and_validate(tmp_path)
+    errors = [d.message for d in diags if d.severity == "error" and d.key == key]
+    assert errors and says in errors[0] and not [m for m in errors if "ZooKeeper" in m], errors
