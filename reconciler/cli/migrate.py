@@ -1,7 +1,7 @@
 """`reconciler migrate-check CLUSTER`: before a ZooKeeper → KRaft migration (KIP-866), read the cluster's live
 dynamic state as `plan` does and report what the migration will meet (`migrate.report`): passwords the
-controllers' secret does not decode (lost), configs KRaft ignores, quotas it rejects, ACLs and SCRAM
-credentials to prepare for, and the cluster.yaml change. Nothing is written. Exit codes as
+controllers' secret does not decode (they abort the migration), configs KRaft ignores, quotas it rejects, ACLs
+and SCRAM credentials to prepare for, and the cluster.yaml change. Nothing is written. Exit codes as
 `plan --detailed-exitcode`: 0 nothing found, 2 findings, 1 error."""
 
 from __future__ import annotations

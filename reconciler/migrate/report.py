@@ -4,7 +4,12 @@ its live state (pure: the passwords that do not decode are found by the caller, 
 What the migration does with each part, and where Kafka says so (3.9's sources):
 * passwords: the controllers decode every encoded password with their own `password.encoder.secret` and
   write the plaintext into the metadata log (`ZkConfigMigrationClient.iterateBrokerConfigs` →
-  `PasswordEncoder.decode`); one they cannot decode is not migrated: it is **lost**;
+  `EncryptingPasswordEncoder.decode`). One they cannot decode throws ConfigException("Password could not be
+  decoded"), and the whole migration **aborts**: `KRaftMigrationDriver.MigrateMetadataEvent` logs "Aborting the
+  metadata migration from ZooKeeper to KRaft" and calls `abortMigration()`, which ends the controller through
+  its fatal fault handler; the migration's records are one metadata transaction, so nothing is migrated
+  (3.9.1's sources). A controller without any secret decodes with `PasswordEncoder.NOOP` and would migrate
+  the encoded text itself as the password: the check needs a secret;
 * configs: KRaft has no ZooKeeper, no encoder and none of the configs Kafka 4.0 removed (`Catalog.removed`):
   such keys are carried over but **ignored** (and refused as soon as 4.x validates a change to them);
 * ACLs: migrated (`ZkAclMigrationClient`); the brokers' authorizer must become KRaft's `StandardAuthorizer`
@@ -28,10 +33,10 @@ from reconciler.errors import printable
 from reconciler.model import ClusterSpec, EntityRef, LiveState
 from reconciler.units import counted
 
-Kind = Literal["lost", "rejected", "ignored", "action"]
-KINDS: tuple[Kind, ...] = ("lost", "rejected", "ignored", "action")
+Kind = Literal["abort", "rejected", "ignored", "action"]
+KINDS: tuple[Kind, ...] = ("abort", "rejected", "ignored", "action")
 _HEADINGS = {
-    "lost": "Lost in migration",
+    "abort": "Aborts the migration",
     "rejected": "Rejected by KRaft",
     "ignored": "Ignored by KRaft",
     "action": "To do around the migration",
@@ -89,9 +94,12 @@ def migration_report(cluster: ClusterSpec, live: LiveState, catalog: Catalog,
                      bootstrap: Sequence[str] = ()) -> MigrationReport:
     """The findings for `live`; `undecodable`: the (entity, key) passwords the controllers' secret does not
     decode; `bootstrap`: the KRaft bootstrap servers for the cluster.yaml change (default: a placeholder)."""
-    findings = [Finding("lost", ref.display, key, "does not decode with the secret the controllers will be given "
-                        "(password.encoder.secret): the migration drops it; re-set it after the migration, or give "
-                        "the controllers the secret it was encoded with") for ref, key in sorted(undecodable)]
+    findings = [Finding("abort", ref.display, key, "does not decode with the secret the controllers will be given "
+                        "(password.encoder.secret): the migration aborts on it (ConfigException \"Password could "
+                        "not be decoded\"; \"Aborting the metadata migration from ZooKeeper to KRaft\", a fatal "
+                        "fault that stops the controller; nothing is migrated); before migrating, give the "
+                        "controllers the secret it was encoded with, or re-set it with theirs")
+                for ref, key in sorted(undecodable)]
     for ref, entity in sorted(live.entities.items()):
         if ref.entity_type in ("brokers", "topics"):
             for key in sorted(entity.config):

@@ -1,7 +1,7 @@
 """`reconciler migrate-check` on a real ZooKeeper: a password our apply encoded with the cluster's secret is
-reported lost when the KRaft controllers are to be given another secret, and not when they get the right one;
-configs KRaft ignores, quotas it rejects, ACLs and SCRAM credentials are listed; exit codes as
-`plan --detailed-exitcode`."""
+reported as aborting the migration when the KRaft controllers are to be given another secret, and not when they
+get the right one; configs KRaft ignores, quotas it rejects, ACLs and SCRAM credentials are listed; exit codes
+as `plan --detailed-exitcode`. What Kafka really does: tests/integration/test_kraft_migration.py."""
 
 from __future__ import annotations
 
@@ -75,15 +75,16 @@ def check(root: Path, *args: str) -> int:
     return run(["--repo", str(root), "--no-color", "migrate-check", "m1", *args])
 
 
-def test_a_password_the_controllers_cannot_decode_is_reported_lost(repo: Path, tmp_path: Path,
+def test_a_password_the_controllers_cannot_decode_is_reported_to_abort_the_migration(repo: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     wrong = tmp_path / "controller-secret.txt"
     wrong.write_text("another-secret")
     capsys.readouterr()
     assert check(repo, "--controller-secret-file", str(wrong), "--format", "json") == 2
     report = json.loads(capsys.readouterr().out)
-    lost = [(f["where"], f["key"]) for f in report["findings"] if f["kind"] == "lost"]
-    assert lost == [("brokers/1", "listener.name.internal.ssl.key.password")]
+    aborts = [(f["where"], f["key"], f["message"]) for f in report["findings"] if f["kind"] == "abort"]
+    assert [a[:2] for a in aborts] == [("brokers/1", "listener.name.internal.ssl.key.password")]
+    assert "the migration aborts on it" in aborts[0][2] and "nothing is migrated" in aborts[0][2]
     assert report["checkedPasswords"] == 1
     kinds = {(f["kind"], f["where"], f["key"]) for f in report["findings"]}
     assert ("ignored", "topics/legacy", "message.format.version") in kinds
@@ -92,12 +93,12 @@ def test_a_password_the_controllers_cannot_decode_is_reported_lost(repo: Path, t
     assert '+  kraft: {bootstrapServers: "HOST:9092"}' in report["clusterYaml"]
     assert "correct horse" not in json.dumps(report) and "the-brokers-secret" not in json.dumps(report)
 
-    # with the brokers' own secret nothing is lost; the rest is still to do
+    # with the brokers' own secret nothing aborts; the rest is still to do
     right = tmp_path / "right-secret.txt"
     right.write_text("the-brokers-secret")
     assert check(repo, "--controller-secret-file", str(right), "--bootstrap-servers", "k1:9092,k2:9092") == 2
     text = capsys.readouterr().out
-    assert "Lost in migration" not in text
+    assert "Aborts the migration" not in text
     assert "Ignored by KRaft (1):" in text and "topics/legacy message.format.version" in text
     assert '+  kraft: {bootstrapServers: "k1:9092,k2:9092"}' in text
 
