@@ -14,15 +14,18 @@ import re
 import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reconciler.backend import ApplyRequest, ApplyResult, AuditInfo, Connection, Notify
 from reconciler.backends import backend_for
+from reconciler.brokers.reassign import reassign_admin
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
 from reconciler.manifests.validate import load_settings
 from reconciler.model import ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.plan import Change, Plan
+from reconciler.reassigning import MoveOptions, run_reassignment
 from reconciler.secrets.check import NamedSecrets, named_secrets, secret_changes, unnamed_secrets
 from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import decode
@@ -60,6 +63,8 @@ def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_s
             for c in e.changes
             if c.risk == "destructive"
         ]
+        if plan.reassignment is not None and plan.reassignment.risk == "destructive":
+            reasons += [printable(f"reassignment: {r}") for r in plan.reassignment.reasons]
         raise RefusedError(
             f"cluster {plan.cluster}: the plan has destructive changes; re-run with --allow-destructive "
             "to apply them:\n  " + "\n  ".join(reasons[:20])
@@ -135,6 +140,7 @@ def apply_cluster_plan(
     named: NamedSecrets | None = None,
     stop: Callable[[], bool] | None = None,
     allow_no_brokers: bool | None = None,
+    moves: MoveOptions | None = None,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else the backend's:
@@ -143,7 +149,8 @@ def apply_cluster_plan(
     the cluster's manifests name (default: `named_for`); every one the plan resolves must be among them.
     `stop()`: asked between writes; true ends the apply there, reporting and auditing what was written.
     `allow_no_brokers`: write even where no broker of the declared ids is registered (default: the operator's
-    RECONCILER_ALLOW_NO_BROKERS, else refused by the backend before the first write)."""
+    RECONCILER_ALLOW_NO_BROKERS, else refused by the backend before the first write). `moves`: the pacing of the
+    plan's replica moves (bounds per step, how long to wait for them)."""
     guard(plan, desired, allow_destructive, allow_secret_rotation)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
@@ -166,7 +173,14 @@ def apply_cluster_plan(
         if connection is None:
             connection = stack.enter_context(backend_for(desired.cluster).connect(desired.cluster, root,
                                                                                   notify=notify))
-        return connection.apply(request)
+        result = connection.apply(request)
+        if plan.reassignment is None:
+            return result
+        # the replica moves, after the config writes (reconciler/reassigning.py: throttled, resumable)
+        admin = stack.enter_context(reassign_admin(desired.cluster, root))
+        outcome = run_reassignment(plan, desired.cluster, connection, admin, user=audit.user, now=audit.time,
+                                   options=moves, notify=notify, stop=stop)
+        return replace(result, reassignment=outcome)
 
 
 def allow_no_brokers_default() -> bool:

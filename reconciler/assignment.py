@@ -145,13 +145,16 @@ def _rack_aware(
 
 
 def assign_new_partitions(
-    brokers: Mapping[int, str | None], existing: Mapping[int, tuple[int, ...]], target: int, *, seed: str
+    brokers: Mapping[int, str | None], existing: Mapping[int, tuple[int, ...]], target: int, *, seed: str,
+    replication_factor: int | None = None,
 ) -> dict[int, tuple[int, ...]]:
     """Assignment of the partitions added when raising a topic from `len(existing)` to `target` partitions.
 
     As Kafka's `AdminZkClient.createPartitionsWithAssignment`: new ids continue from the current count, the
     replication factor is partition 0's, existing partitions are untouched, and the start index (also the
     shift) is the position of the first broker (in id order) whose id is >= partition 0's preferred leader.
+    `replication_factor`: the one the topic is being changed to in the same plan (its reassignment moves the
+    existing partitions there), instead of partition 0's.
     """
     if 0 not in existing or not existing[0]:
         raise AssignmentError("The topic has no partition 0; cannot take the replication factor from it.")
@@ -161,7 +164,7 @@ def assign_new_partitions(
     leader = existing[0][0]
     ids = sorted(brokers)
     start = next((i for i, b in enumerate(ids) if b >= leader), 0)
-    rf = len(existing[0])
+    rf = replication_factor or len(existing[0])
     return assign_replicas(
         brokers, target - current, rf, seed=seed, start_partition=current, fixed_start_index=start
     )

@@ -38,6 +38,7 @@ from reconciler.model import (
     Secret,
 )
 from reconciler.plan import Change, Plan
+from reconciler.reassign.outcome import Outcome
 
 if TYPE_CHECKING:
     from reconciler.secrets.compare import SecretComparison, TrustedSecret
@@ -196,6 +197,7 @@ class ApplyResult:
     partitions_added: int
     batches: int
     audit_path: str | None  # where the audit entry was kept
+    reassignment: Outcome | None = None  # where the plan's replica moves stand after the pass (reconciler/reassigning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +249,15 @@ class Connection(Protocol):
         """Record `owner` at the target unless an owner is recorded already (compare-and-set: of two claims
         exactly one wins); returns the owner recorded. Whether a differing owner may apply is the caller's
         rule (a rename is `meta.renamedFrom`)."""
+        ...
+
+    def reassignment_record(self) -> Mapping[str, Any] | None:
+        """The record of the reassignment the reconciler runs (reconciler/reassign/record.py), kept at the
+        cluster; None when there is none."""
+        ...
+
+    def keep_reassignment_record(self, record: Mapping[str, Any] | None) -> None:
+        """Write the record (None: remove it)."""
         ...
 
 

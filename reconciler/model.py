@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 DEFAULT_ENTITY = "<default>"
@@ -164,6 +164,9 @@ class DesiredEntity:
     source: SourceRef | None = None
 
 
+PLACEMENTS = ("keep", "rackAware")  # a topic's `placement:` (reconciler/reassign/placement.py says what each does)
+
+
 @dataclass(frozen=True, slots=True)
 class DesiredTopic:
     name: str
@@ -174,6 +177,12 @@ class DesiredTopic:
     # where `partitions:` / `replicationFactor:` are written (the topic, its document's defaults, fleet.yaml)
     partitions_source: SourceRef | None = None
     rf_source: SourceRef | None = None
+    # `placement:` (None: the cluster's spec.placement.default) and explicit `replicas:` (partition -> replica
+    # list, preferred leader first), with where they are written
+    placement: str | None = None
+    replicas: Mapping[int, tuple[int, ...]] | None = None
+    placement_source: SourceRef | None = None
+    replicas_source: SourceRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +295,34 @@ class Policy:
     prune_scram_users: bool = False  # policy.pruneScramUsers: remove SCRAM credentials no scramUsers entry declares
 
 
+DEFAULT_THROTTLE = 52_428_800  # bytes/s a reassignment is throttled to when spec.reassignment.throttle is not set
+DEFAULT_MAX_MOVING_PARTITIONS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementSpec:
+    """spec.placement: where replicas go. `default`: the placement of topics that declare none ("keep": replicas
+    stay where they are unless the replication factor or a drain moves them; "rackAware": every partition also
+    spread over as many racks as it has replicas). `drain`: brokers every replica is moved off."""
+
+    default: str = "keep"
+    drain: tuple[int, ...] = ()
+    source: SourceRef | None = None
+    drain_source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentSpec:
+    """spec.reassignment: how replica moves run. `throttle`: bytes/s, set as leader.replication.throttled.rate and
+    follower.replication.throttled.rate on the brokers involved (as `kafka-reassign-partitions.sh --throttle`);
+    `max_partitions` / `max_bytes`: at most that many partitions / bytes moving at once (one step)."""
+
+    throttle: int = DEFAULT_THROTTLE
+    max_partitions: int = DEFAULT_MAX_MOVING_PARTITIONS
+    max_bytes: int | None = None
+    source: SourceRef | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     name: str
@@ -299,6 +336,8 @@ class ClusterSpec:
     admin: AdminClientSpec | None = None  # spec.adminClient: None when the manifests name no bootstrap servers
     kraft: KraftSpec | None = None  # spec.kraft: a KRaft cluster (then `zookeeper` is NO_ZOOKEEPER)
     renamed_from: str | None = None  # meta.renamedFrom: the directory name whose target this cluster takes over
+    placement: PlacementSpec = field(default_factory=PlacementSpec)  # spec.placement
+    reassignment: ReassignmentSpec = field(default_factory=ReassignmentSpec)  # spec.reassignment
 
     @property
     def is_kraft(self) -> bool:
@@ -450,6 +489,28 @@ class LiveTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class InFlightMove:
+    """A partition under reassignment (KIP-455), as ListPartitionReassignments answers: `replicas` is the whole
+    set while it moves (the target, then the replicas being removed), `adding` and `removing` the difference."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        """Where it is going: the replicas without those being removed (Kafka lists the target first)."""
+        return tuple(b for b in self.replicas if b not in self.removing)
+
+    @property
+    def origin(self) -> tuple[int, ...]:
+        """Where it came from: the replicas without those being added."""
+        return tuple(b for b in self.replicas if b not in self.adding)
+
+
+@dataclass(frozen=True, slots=True)
 class ControllerInfo:
     broker: int
     kraft_controller_epoch: int = -1
@@ -476,6 +537,12 @@ class LiveState:
     acls: Mapping[AclResource, LiveAcls] | None = None
     # finalized feature levels (KRaft: DescribeFeatures, the ApiVersions answer); None: not read (ZooKeeper)
     features: Mapping[str, int] | None = None
+    # replica placement (reconciler/reassign/): partitions under reassignment (ListPartitionReassignments), each
+    # partition's size on its leader (DescribeLogDirs), and the record of the reassignment the reconciler runs
+    # (its throttles: whose they are); None: not read
+    reassignments: Mapping[tuple[str, int], InFlightMove] | None = None
+    partition_sizes: Mapping[tuple[str, int], int] | None = None
+    reassignment_record: Mapping[str, Any] | None = None
 
 
 ChangeOp = Literal["+", "~", "-"]

@@ -182,6 +182,58 @@ class AclPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionMove:
+    """One partition's replica set changed by a reassignment: from `current` (at plan time; for a move already in
+    flight, where it came from) to `target` (preferred leader first), as `kafka-reassign-partitions.sh --execute`
+    moves it. `size_bytes`: the partition's size on its leader (DescribeLogDirs), None when not known."""
+
+    topic: str
+    partition: int
+    current: tuple[int, ...]
+    target: tuple[int, ...]
+    size_bytes: int | None = None
+    reasons: tuple[str, ...] = ()  # why it moves: the replication factor, a drained broker, racks, declared replicas
+    in_flight: bool = False  # already moving to `target` (an earlier apply started it): apply waits for it
+    source: SourceRef | None = None
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        """Brokers that receive a new replica (they copy the whole partition from its leader)."""
+        return tuple(b for b in self.target if b not in self.current)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.current if b not in self.target)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reassignment:
+    """The replica moves of a plan, run as Kafka's own tool runs them (reconciler/reassign/): throttled at
+    `throttle` bytes/s on the brokers involved, at most `max_partitions` partitions (and `max_bytes` bytes) moving
+    at once, the throttles removed when every move is done. `leftover`: entities (`brokers/1`, `topics/orders`)
+    whose throttles an earlier reassignment of the reconciler set and did not remove yet (`started_by`: its plan
+    id). Disruptive at least: replication traffic, and leaders move when a preferred leader changes."""
+
+    moves: tuple[PartitionMove, ...] = ()
+    throttle: int = 0
+    max_partitions: int = 1
+    max_bytes: int | None = None
+    leftover: tuple[str, ...] = ()
+    started_by: str | None = None
+    risk: Risk = "disruptive"
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def pending(self) -> tuple[PartitionMove, ...]:
+        """The moves apply still has to start."""
+        return tuple(m for m in self.moves if not m.in_flight)
+
+
+@dataclass(frozen=True, slots=True)
 class PlanCounts:
     add: int
     change: int
@@ -190,11 +242,12 @@ class PlanCounts:
     partitions_added: int
     topics_deleted: int = 0
     acl_entries: int = 0  # ACL entries added plus removed
+    partitions_moved: int = 0  # partitions whose replicas a reassignment moves (or waits for)
 
     @property
     def total(self) -> int:
         return (self.add + self.change + self.remove + self.topics_created + self.partitions_added
-                + self.topics_deleted + self.acl_entries)
+                + self.topics_deleted + self.acl_entries + self.partitions_moved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,13 +276,15 @@ class Plan:
     kafka_version: str | None = None
     # "kraft": applied through the Admin API (no znodes, so no versions to show); in JSON only then
     backend: str = "zookeeper"
+    # replica moves (replication factor, placement, drained brokers) and their throttles; in JSON only when present
+    reassignment: Reassignment | None = None
     format_version: int = FORMAT_VERSION
     plan_id: str = field(default="")
 
     @property
     def is_empty(self) -> bool:
         return not (self.entities or self.topics_to_create or self.partition_increases or self.topics_to_delete
-                    or self.acls)
+                    or self.acls or self.reassignment is not None)
 
     @property
     def counts(self) -> PlanCounts:
@@ -242,13 +297,15 @@ class Plan:
             partitions_added=sum(p.target - p.current for p in self.partition_increases),
             topics_deleted=len(self.topics_to_delete),
             acl_entries=sum(len(a.add) + len(a.remove) for a in self.acls),
+            partitions_moved=len(self.reassignment.moves) if self.reassignment is not None else 0,
         )
 
     @property
     def max_risk(self) -> Risk:
         risks = ([e.max_risk for e in self.entities] + [p.risk for p in self.partition_increases]
                  + [t.risk for t in self.topics_to_create]
-                 + [t.risk for t in self.topics_to_delete] + [a.risk for a in self.acls])
+                 + [t.risk for t in self.topics_to_delete] + [a.risk for a in self.acls]
+                 + ([self.reassignment.risk] if self.reassignment is not None else []))
         return max(risks, key=RISK_ORDER.__getitem__, default="safe")
 
     def with_id(self) -> Plan:
@@ -389,6 +446,35 @@ def _acl_plan_from_json(raw: Mapping[str, Any]) -> AclPlan:
                    raw.get("grantRisk", "safe"), tuple(str(r) for r in raw.get("grantReasons", ())))
 
 
+def _move_to_json(m: PartitionMove) -> dict[str, Any]:
+    return {"topic": m.topic, "partition": m.partition, "current": list(m.current), "target": list(m.target),
+            "sizeBytes": m.size_bytes, "reasons": list(m.reasons), **({"inFlight": True} if m.in_flight else {}),
+            "source": _source_to_json(m.source)}
+
+
+def _move_from_json(raw: Mapping[str, Any]) -> PartitionMove:
+    size = raw.get("sizeBytes")
+    return PartitionMove(str(raw["topic"]), int(raw["partition"]), tuple(int(b) for b in raw["current"]),
+                         tuple(int(b) for b in raw["target"]), None if size is None else int(size),
+                         tuple(str(r) for r in raw.get("reasons", ())), bool(raw.get("inFlight", False)),
+                         _source_from_json(raw.get("source")))
+
+
+def _reassignment_to_json(r: Reassignment) -> dict[str, Any]:
+    return {"moves": [_move_to_json(m) for m in r.moves], "throttle": r.throttle, "maxPartitions": r.max_partitions,
+            "maxBytes": r.max_bytes, "leftover": list(r.leftover), "startedBy": r.started_by, "risk": r.risk,
+            "reasons": list(r.reasons)}
+
+
+def _reassignment_from_json(raw: Mapping[str, Any]) -> Reassignment:
+    most = raw.get("maxBytes")
+    return Reassignment(tuple(_move_from_json(m) for m in raw.get("moves", ())), int(raw["throttle"]),
+                        int(raw["maxPartitions"]), None if most is None else int(most),
+                        tuple(str(e) for e in raw.get("leftover", ())),
+                        None if raw.get("startedBy") is None else str(raw["startedBy"]),
+                        raw.get("risk", "disruptive"), tuple(str(r) for r in raw.get("reasons", ())))
+
+
 def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {
         "formatVersion": plan.format_version,
@@ -441,6 +527,7 @@ def plan_to_dict(plan: Plan, *, include_id: bool = True) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         **({"diagnostics": [_diagnostic_to_json(d) for d in plan.diagnostics]} if plan.diagnostics else {}),
         **({"verifiedPasswords": [list(v) for v in plan.verified_passwords]} if plan.verified_passwords else {}),
+        **({"reassignment": _reassignment_to_json(plan.reassignment)} if plan.reassignment is not None else {}),
     }
     if include_id:
         out["planId"] = plan.plan_id
@@ -504,6 +591,7 @@ def plan_from_dict(raw: Mapping[str, Any]) -> Plan:
         warnings=tuple(raw.get("warnings", ())),
         diagnostics=tuple(_diagnostic_from_json(d) for d in raw.get("diagnostics", ())),
         verified_passwords=tuple((str(k), str(r), str(st)) for k, r, st in raw.get("verifiedPasswords", ())),
+        reassignment=_reassignment_from_json(raw["reassignment"]) if raw.get("reassignment") is not None else None,
     )
 
 

@@ -18,14 +18,17 @@ from pathlib import Path
 
 from reconciler.backend import Connection
 from reconciler.backends import backend_for
+from reconciler.brokers.admin import BrokerAdminError
+from reconciler.brokers.reassign import admin_spec_of, reassign_admin
 from reconciler.diff import build_plan
-from reconciler.errors import Diagnostic, ValidationError, has_errors
+from reconciler.errors import Diagnostic, ReconcilerError, ValidationError, has_errors
 from reconciler.manifests.policy import planned_diagnostics
 from reconciler.manifests.validate import load_and_validate
 from reconciler.model import ClusterSpec, DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.plan import with_diagnostics as plan_with_diagnostics
 from reconciler.progress import NO_PROGRESS, Progress
+from reconciler.reassign import PlacementError, facts_needed, requested_moves
 from reconciler.render.common import plan_totals, summary
 from reconciler.risk import annotate
 from reconciler.rules.live import check_live
@@ -85,6 +88,30 @@ def _notifier(progress: Progress) -> Callable[[str], None] | None:
     return note if callable(note) else None
 
 
+def with_placement_facts(connection: Connection, desired: DesiredState, live: LiveState, root: Path) -> LiveState:
+    """`live` with what a plan of replica moves needs (reconciler/reassign/): the partitions being reassigned
+    (ListPartitionReassignments), the size of each partition that may move (DescribeLogDirs) and the record of the
+    reconciler's own reassignment (the backend keeps it). Read only when some partition would move or a
+    replication throttle is set (`reassign.facts_needed`, decided without a request)."""
+    if not facts_needed(desired, live):
+        return live
+    record = connection.reassignment_record()
+    if admin_spec_of(desired.cluster) is None:  # the plan says moves need the Admin API
+        return replace(live, reassignment_record=record)
+    try:
+        with reassign_admin(desired.cluster, root) as admin:
+            moving = admin.reassignments()
+            topics = {t for t, _ in moving} | {name for name, found in requested_moves(desired, live, moving)
+                                               if not isinstance(found, PlacementError)}
+            sizes = admin.leader_sizes(topics)
+    except ReconcilerError:
+        raise
+    except Exception as exc:  # kafka-python's errors: by type, never with a credential
+        raise BrokerAdminError(f"cluster {desired.cluster.name}: reading the partitions being reassigned and their "
+                               f"sizes failed ({type(exc).__name__})") from None
+    return replace(live, reassignments=moving, partition_sizes=sizes, reassignment_record=record)
+
+
 def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROGRESS,
                  entity_types: frozenset[str] | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
     """The live state a plan of `desired` needs (or every entity of `entity_types`), read by the cluster's
@@ -93,6 +120,7 @@ def read_cluster(desired: DesiredState, root: Path, progress: Progress = NO_PROG
     with progress.phase(f"{desired.cluster.name}: read {backend.label(desired.cluster)}") as phase:
         with backend.connect(desired.cluster, root, notify=_notifier(progress)) as connection:
             live = connection.read(desired, entity_types=entity_types, progress=phase.update, checks=checks)
+            live = with_placement_facts(connection, desired, live, root)
         phase.done(backend.read_summary(live))
     return live
 
@@ -113,6 +141,7 @@ def plan_cluster(
         with progress.phase(f"{desired.cluster.name}: read {backend.label(desired.cluster)}") as phase:
             connection = stack.enter_context(backend.connect(desired.cluster, root, notify=_notifier(progress)))
             live = connection.read(desired, progress=phase.update, checks=checks)
+            live = with_placement_facts(connection, desired, live, root)
             phase.done(backend.read_summary(live))
         with progress.phase(f"{desired.cluster.name}: plan") as phase:
             result = with_backend_checks(with_diagnostics(plan_against(desired, live, root, revision), checks),

@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 # The order a user meets the commands in: check, preview, inspect, change, then the GitOps and fleet tools.
-ORDER = ("validate", "plan", "show", "apply", "describe", "seal", "reconcile", "import", "snapshot", "impact",
-         "migrate-check", "version")
+ORDER = ("validate", "plan", "show", "apply", "reassignments", "describe", "seal", "reconcile", "import", "snapshot",
+         "impact", "migrate-check", "version")
 
 _EXITS = {
     "validate": ("0  the manifests are valid (warnings allowed)", "1  at least one error"),
@@ -17,6 +17,8 @@ _EXITS = {
     "apply": ("0  applied (or nothing to apply)", "1  error, refusal (destructive change, missing secret, KRaft) "
               "or cancelled", "3  stale plan or another apply holds the lock: nothing of that batch written",
               "4  --verify: written, but a broker did not report a change as expected, or did not answer"),
+    "reassignments": ("0  listed (or cancelled)", "1  error: unreachable brokers, a cancel refused or its throttles "
+                      "not removed"),
     "describe": ("0  described", "1  error: unknown cluster, entity or key; unreachable ZooKeeper"),
     "seal": ("0  sealed value printed", "1  error: no passwordEncoder, unknown broker, missing secret"),
     "reconcile": ("0  every cluster reconciled (or in sync)",
@@ -35,6 +37,7 @@ _EXAMPLES = {
     "plan": "reconciler plan prod-eu-1 --out plan.json --detailed-exitcode",
     "show": "reconciler show plan.json --format markdown",
     "apply": "reconciler apply plan.json --verify",
+    "reassignments": "reconciler reassignments prod-eu-1 --cancel --partition orders-0",
     "describe": "reconciler describe prod-eu-1 topics/orders retention.ms",
     "seal": "printf %s \"$KEYSTORE_PASSWORD\" | reconciler seal prod-eu-1",
     "reconcile": "reconciler reconcile --once --repo-url https://git.example.com/kafka-config.git",

@@ -30,6 +30,7 @@ from reconciler.cli.migrate import migrate_check
 from reconciler.cli.options import NO_COLOR_HELP, REPO_HELP, VERBOSE_HELP, accept_global_options
 from reconciler.cli.plain import command_safe_stdio, install_command_safe_stdio
 from reconciler.cli.plan import apply, plan
+from reconciler.cli.reassign import reassignments
 from reconciler.cli.seal import seal
 from reconciler.cli.show import show
 from reconciler.cli.validate import validate
@@ -67,7 +68,7 @@ def main(ctx: click.Context, repo: Path, verbose: int, no_color: bool) -> None:
 
 
 for command in (validate, plan, show, apply, describe, seal, reconcile, import_command, snapshot, impact, migrate_check,
-                version):
+                reassignments, version):
     document(command)
     accept_global_options(command)
     main.add_command(command)

@@ -31,6 +31,8 @@ from reconciler.errors import (
 if TYPE_CHECKING:
     from reconciler.model import ClusterSettings, ClusterSpec
     from reconciler.plan import Plan
+    from reconciler.reassign.outcome import Verification
+    from reconciler.reassigning import MoveOptions
     from reconciler.secrets.check import NamedSecrets
 
 
@@ -99,12 +101,20 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
               help="How long --verify keeps asking (e.g. 30s, 2m).")
 @click.option("--verify-format", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True, help="text: on stderr only; markdown/json: the verification report on stdout.")
+@click.option("--max-moving-partitions", type=click.IntRange(min=1), metavar="N",
+              help="Replica moves: at most N partitions moving at once (default: spec.reassignment, else 50).")
+@click.option("--max-moving-bytes", type=click.IntRange(min=1), metavar="BYTES",
+              help="Replica moves: at most BYTES being copied at once (default: spec.reassignment, else unbounded).")
+@click.option("--reassign-wait", metavar="DURATION",
+              help="How long to wait for replica moves (e.g. 30m); default: until done. 0: start them and return "
+                   "(the next apply or reconcile continues them and removes the throttles).")
 @allow_no_brokers_option
 @lock_timeout_option
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
     allow_dirty: bool, allow_secret_rotation: bool, verify: bool, verify_timeout: str, verify_format: str,
+    max_moving_partitions: int | None, max_moving_bytes: int | None, reassign_wait: str | None,
     allow_no_brokers: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
@@ -147,9 +157,10 @@ def apply(
             click.echo("apply cancelled", err=True)
             raise SystemExit(ExitCode.ERROR)
     log_path = audit_log or default_audit_log()
+    moves = move_options(max_moving_partitions, max_moving_bytes, reassign_wait)
     _write_all(obj, pending, states, log_path, named, allow_destructive=allow_destructive,
                allow_secret_rotation=allow_secret_rotation, lock_timeout=lock_timeout,
-               allow_no_brokers=allow_no_brokers or None)
+               allow_no_brokers=allow_no_brokers or None, moves=moves)
     click.echo(apply_summary(pending), err=True)
     if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
         raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
@@ -158,9 +169,22 @@ def apply(
         verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
 
 
+def move_options(max_partitions: int | None, max_bytes: int | None, wait: str | None) -> MoveOptions:
+    """apply's pacing of replica moves from its options."""
+    from reconciler.apply import duration_seconds
+    from reconciler.reassigning import MoveOptions
+
+    try:
+        wait_s = None if wait is None else duration_seconds(wait)
+    except ValueError as exc:
+        raise ReconcilerError(f"--reassign-wait {wait!r}: {exc}") from None
+    return MoveOptions(max_partitions=max_partitions, max_bytes=max_bytes, wait_s=wait_s)
+
+
 def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, ClusterSettings], log_path: Path,
                named: Mapping[str, NamedSecrets], *, allow_destructive: bool, allow_secret_rotation: bool,
-               lock_timeout: float | None, allow_no_brokers: bool | None = None) -> None:
+               lock_timeout: float | None, allow_no_brokers: bool | None = None,
+               moves: MoveOptions | None = None) -> None:
     """Each plan applied in turn; a signal stops between batches, and the report says what was committed."""
     from reconciler.apply import apply_cluster_plan
 
@@ -175,12 +199,29 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
                                             allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
                                             progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
                                             named=named[p.cluster], stop=CANCELLED.is_set,
-                                            allow_no_brokers=allow_no_brokers)
+                                            allow_no_brokers=allow_no_brokers, moves=moves)
                 phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, "
                            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
                            f"in {result.batches} batch(es)")
+            if result.reassignment is not None:
+                click.echo(f"{p.cluster}: {result.reassignment.text()}", err=True)
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted_apply(exc, p.cluster, pending[: index - 1], pending[index:]) from None
+
+
+def verify_moves(obj: Context, plan: Plan, settings: ClusterSettings) -> Verification:
+    """`--verify` of a plan's replica moves: each moved partition at its target with every replica in sync, and
+    no throttle the reconciler set left behind (reassigning.verify_reassignment)."""
+    from reconciler.backends import backend_for
+    from reconciler.brokers.reassign import reassign_admin
+    from reconciler.model import DesiredState
+    from reconciler.reassigning import verify_reassignment
+
+    assert plan.reassignment is not None
+    cluster = settings.cluster
+    desired = settings if isinstance(settings, DesiredState) else None
+    with backend_for(cluster).connect(cluster, obj.repo) as connection, reassign_admin(cluster, obj.repo) as admin:
+        return verify_reassignment(plan.reassignment, desired, connection, admin)
 
 
 def backend_label(cluster: ClusterSpec) -> str:
@@ -237,6 +278,7 @@ def verify_applied(obj: Context, plans: Sequence[Plan], states: Mapping[str, Clu
 
     progress = obj.progress()
     reports = []
+    failed_moves: list[str] = []
     for index, p in enumerate(plans, 1):
         try:
             report = verify_plan(p, states[p.cluster].cluster, obj.repo, timeout_s=duration_seconds(timeout),
@@ -250,10 +292,20 @@ def verify_applied(obj: Context, plans: Sequence[Plan], states: Mapping[str, Clu
         reports.append(report)
         for line in report.text_lines():
             click.echo(line, err=True)
+        if p.reassignment is not None:
+            moved = verify_moves(obj, p, states[p.cluster])
+            for line in moved.lines():
+                click.echo(f"{p.cluster}: {line}", err=True)
+            if not moved.ok:
+                failed_moves.append(p.cluster)
     if output == "json":
         click.echo(json.dumps({"verifications": [r.to_json() for r in reports]}, indent=2, sort_keys=True))
     elif output == "markdown":
         click.echo(markdown(reports))
+    if failed_moves:
+        raise NotTakenError(f"replica moves not verified on {', '.join(failed_moves)}: a moved partition is not at "
+                            "its target with every replica in sync, or a replication throttle was left behind (see "
+                            "above)")
     failed = [r for r in reports if not r.ok]
     if failed:
         raise NotTakenError(f"{len(failed)} cluster(s) not verified: written, but not every broker reports "

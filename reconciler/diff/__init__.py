@@ -23,6 +23,7 @@ from reconciler.diff.topics import plan_deletions, plan_topics
 from reconciler.errors import Diagnostic
 from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
 from reconciler.plan import EntityPlan, Plan
+from reconciler.reassign import plan_reassignment
 
 __all__ = ["SecretState", "build_plan", "entity_sort_key"]
 
@@ -71,6 +72,7 @@ def build_plan(
     plans, ignored = _entity_plans(targets, live, differ)
     plans.sort(key=lambda p: entity_sort_key(p.ref))
     acl_plans, unmanaged_acls = plan_acls(desired.acls, live.acls, policy.prune_acls)
+    reassignment, placement_problems = plan_reassignment(desired, live)
     unread = []  # "not read" must never read as "nothing to do"
     if live.acls is None and (desired.acls or policy.prune_acls):
         unread.append(Diagnostic("error", f"cluster {desired.cluster.name}: its ACLs were not read, so this plan "
@@ -90,9 +92,10 @@ def build_plan(
         created_at=created_at,
         kafka_version=desired.cluster.kafka_version,
         backend="kraft" if desired.cluster.is_kraft else "zookeeper",
+        reassignment=reassignment,
     )
     return plan.with_id() if with_id else plan, [*topics.diagnostics, *deletion_problems, *differ.diagnostics,
-                                                 *unread]
+                                                 *unread, *placement_problems]
 
 
 def _entity_plans(

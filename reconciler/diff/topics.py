@@ -1,9 +1,10 @@
 """Topic creation and partition increases (used by `diff.build_plan`).
 
 A declared topic missing live is created with Kafka's replica placement (`assignment.py`, seeded with the
-topic name so the plan is reproducible); an existing one may only grow. A partition decrease or a
-replication-factor change is an error that explains the manual path: Kafka cannot do either through a
-config write. Pure: standard library and the core only.
+topic name so the plan is reproducible) or its declared `replicas:`; an existing one may only grow. A partition
+decrease is an error that explains the manual path. A replication-factor change or another placement is the
+plan's reassignment (reconciler/reassign/), not this module's. Drained brokers (spec.placement.drain) receive no
+replica of a topic created or grown. Pure: standard library and the core only.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ class TopicPlan:
 
 
 def placement_brokers(desired: DesiredState, live: LiveState) -> dict[int, str | None]:
-    """The registered brokers with their racks; the declared broker ids (no racks) when none is registered."""
+    """The registered brokers with their racks; the declared broker ids (no racks) when none is registered;
+    drained brokers (spec.placement.drain) left out."""
+    drain = set(desired.cluster.placement.drain)
     if live.brokers:
-        return {b: reg.rack for b, reg in sorted(live.brokers.items())}
-    return dict.fromkeys(sorted(desired.cluster.brokers))
+        return {b: reg.rack for b, reg in sorted(live.brokers.items()) if b not in drain}
+    return dict.fromkeys(b for b in sorted(desired.cluster.brokers) if b not in drain)
 
 
 def plan_topics(desired: DesiredState, live: LiveState, catalog: Catalog) -> TopicPlan:
@@ -88,6 +91,11 @@ def _create(
             topic.source,
         ))
         return
+    if topic.replicas is not None:  # declared: taken as written (validation checked them)
+        rf = len(next(iter(topic.replicas.values()), ()))
+        out.creates.append(TopicCreate(name, len(topic.replicas), rf, config, dict(topic.replicas), topic.source))
+        collisions[name.replace(".", "_")] = name
+        return
     try:
         assignment = assign_replicas(brokers, partitions, rf, seed=name)
     except AssignmentError as exc:
@@ -100,24 +108,7 @@ def _create(
 def _resize(
     topic: DesiredTopic, existing: LiveTopic, brokers: Mapping[int, str | None], out: TopicPlan
 ) -> None:
-    name, current, live_rf = topic.name, existing.partitions, existing.replication_factor
-    want_rf = topic.replication_factor
-    if want_rf is not None and want_rf != live_rf:
-        # An example line for partition 0: keep its current replicas (leader first), add or drop at the end.
-        p0 = list(existing.assignment.get(0, ()))
-        spare = [b for b in sorted(brokers) if b not in p0]
-        example = ",".join(map(str, (p0 + spare)[:want_rf]))
-        out.diagnostics.append(Diagnostic(
-            "error",
-            f"topic {name} has replication factor {live_rf} but the manifest says {want_rf}; the "
-            f"reconciler never changes replica sets. Either set replicationFactor: {live_rf}, or change it "
-            "with kafka-reassign-partitions.sh --execute --reassignment-json-file reassign.json, where "
-            "reassign.json lists the new replicas of every partition, e.g. "
-            f'{{"version":1,"partitions":[{{"topic":"{name}","partition":0,"replicas":[{example}]}}, ...]}}, '
-            "then run it with --verify until done (that also removes the replication throttles)",
-            topic.source,
-            "replicationFactor",
-        ))
+    name, current = topic.name, existing.partitions
     target = topic.partitions
     if target is None or target == current:
         return
@@ -138,7 +129,11 @@ def _resize(
         ))
         return
     try:
-        added = assign_new_partitions(brokers, existing.assignment, target, seed=name)
+        if topic.replicas is not None:
+            added = {p: r for p, r in topic.replicas.items() if p >= current}
+        else:  # with the replication factor wanted (the reassignment brings the existing partitions to it)
+            added = assign_new_partitions(brokers, existing.assignment, target, seed=name,
+                                          replication_factor=topic.replication_factor)
     except AssignmentError as exc:
         out.diagnostics.append(
             Diagnostic("error", f"cannot add partitions to topic {name}: {exc}", topic.source, "partitions")

@@ -35,7 +35,7 @@ from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.units import counted
 from reconciler.verify.report import VerifyReport
-from reconciler.workflow import ClusterPlan, now_utc, plan_against, with_backend_checks
+from reconciler.workflow import ClusterPlan, now_utc, plan_against, with_backend_checks, with_placement_facts
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class _Runner:
             applied = last_apply(entries or [])
             before = self.history.desired(applied.revision, name) if applied is not None else None
             types = read_types(desired) | (read_types(before[0]) if before else frozenset())
-            live = connection.read(desired, entity_types=types)
+            live = with_placement_facts(connection, desired, connection.read(desired, entity_types=types), root)
             result = with_backend_checks(plan_against(desired, live, root, self.revision), connection, desired)
             # the manifests applied last are usually these very ones (a readable commit, not a dirty tree):
             # their drift plan is this plan

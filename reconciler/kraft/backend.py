@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reconciler.backend import (
     ApplyRequest,
@@ -39,7 +39,14 @@ from reconciler.kraft.operations import Operations, Unit, operations
 from reconciler.kraft.passwords import compare_kraft_secrets
 from reconciler.kraft.read import read_live
 from reconciler.kraft.state import TopicStore, state_exposure
-from reconciler.kraft.statedata import State, Store, audit_record, owner_record, written_records
+from reconciler.kraft.statedata import (
+    State,
+    Store,
+    audit_record,
+    owner_record,
+    reassignment_record,
+    written_records,
+)
 from reconciler.kraft.write import (
     KraftApplyError,
     WriteReport,
@@ -215,6 +222,15 @@ class KraftConnection:
     def date_drift(self, items: Sequence[tuple[DriftSubject, DriftItem]], since: AuditEntry,
                    later: Sequence[AuditEntry], live: LiveState, detailed: bool) -> list[DriftItem]:
         return date_drift(self.state(), items, since, later, live, detailed)
+
+    def reassignment_record(self) -> Mapping[str, Any] | None:
+        return self.state().reassignment
+
+    def keep_reassignment_record(self, record: Mapping[str, Any] | None) -> None:
+        if record is None and self.state().reassignment is None:
+            return  # nothing to remove (and no state topic to create for it)
+        self.store.transact(lambda _state: [reassignment_record(record)])
+        self._state = None
 
     def owner(self) -> Owner | None:
         return self.state().owner

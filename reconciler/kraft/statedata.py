@@ -8,6 +8,8 @@ file, when the cluster opts out); what they mean is here:
   `released`;
 * `["owner"]`: the cluster directory that manages this cluster (`backend.Owner`);
 * `["audit", time, planId, token]`: one audit entry per apply (`backend.audit_entry`), never compacted away;
+* `["reassignment"]`: the record of the reassignment the reconciler runs (reconciler/reassign/record.py: the
+  moves it started and where it set throttles), or a tombstone once its throttles are removed;
 * `["written", entity, key]`: the last write of one key by an apply: the operation, a digest of the value
   (sha256 of a non-sensitive value; of a password or SCRAM credential only its fingerprints: the secret
   reference's and a salted PBKDF2 digest, `kraft/passwords.py`), which apply, by whom, when.
@@ -30,6 +32,7 @@ from reconciler.kraft.operations import KeyWrite
 
 LOCK_KEY = json.dumps(["lock"])
 OWNER_KEY = json.dumps(["owner"])
+REASSIGNMENT_KEY = json.dumps(["reassignment"])
 MAX_ENTRIES = 50  # audit entries kept in a snapshot (newest), as zk/drift.py reads
 
 
@@ -88,6 +91,7 @@ class State:
     lock: LockRecord | None = None
     owner: Owner | None = None
     records: int = 0
+    reassignment: Mapping[str, Any] | None = None  # reconciler/reassign/record.py
 
     def applied_passwords(self) -> dict[str, dict[str, str]]:
         """Per password key (`brokers/1|k.password`), the fingerprints of its last write (empty: removed)."""
@@ -118,6 +122,8 @@ def fold(records: Iterable[Record]) -> State:
         elif key == ["owner"]:
             state.owner = Owner(_text(value.get("cluster")), _text(value.get("claimedBy")), _text(value.get("time")),
                                 value.get("planId") if isinstance(value.get("planId"), str) else None)
+        elif key == ["reassignment"]:
+            state.reassignment = dict(value)
         elif key[0] == "audit":
             state.entries.append(AuditEntry(record.where, dict(value), record.timestamp_ms))
         elif key[0] == "written" and len(key) == 3:
@@ -158,6 +164,11 @@ def released_record(token: str) -> Record:
 def owner_record(owner: Owner) -> Record:
     return Record(OWNER_KEY, {"cluster": owner.cluster, "claimedBy": owner.claimed_by, "time": owner.time,
                               "planId": owner.plan_id})
+
+
+def reassignment_record(record: Mapping[str, Any] | None) -> Record:
+    """The reassignment's record (None: a tombstone, it is done)."""
+    return Record(REASSIGNMENT_KEY, dict(record) if record is not None else None)
 
 
 def audit_record(entry: Mapping[str, Any], token: str) -> Record:

@@ -30,7 +30,9 @@ from reconciler.manifests.scram import build_scram_users
 from reconciler.manifests.static import read_properties
 from reconciler.model import (
     DEFAULT_ENTITY,
+    DEFAULT_MAX_MOVING_PARTITIONS,
     DEFAULT_STATE_TOPIC,
+    DEFAULT_THROTTLE,
     NO_ZOOKEEPER,
     AdminClientSpec,
     ApplySettings,
@@ -41,7 +43,9 @@ from reconciler.model import (
     EntityRef,
     KraftSpec,
     PasswordEncoderSpec,
+    PlacementSpec,
     Policy,
+    ReassignmentSpec,
     SaslSpec,
     SecretRef,
     SourceRef,
@@ -135,7 +139,25 @@ def _cluster_spec(doc: Document, fleet: FleetLayer) -> ClusterSpec:
                else kraft.admin if kraft is not None else None),
         kraft=kraft,
         renamed_from=str(_meta(doc)["renamedFrom"]) if "renamedFrom" in _meta(doc) else None,
+        placement=_placement(doc, spec.get("placement") or {}),
+        reassignment=_reassignment(doc, spec.get("reassignment") or {}),
     )
+
+
+def _placement(doc: Document, raw: Mapping[str, Any]) -> PlacementSpec:
+    return PlacementSpec(
+        default=str(raw.get("default", "keep")), drain=tuple(int(b) for b in raw.get("drain") or ()),
+        source=doc.mark(("spec", "placement")) if raw else None,
+        drain_source=doc.mark(("spec", "placement", "drain")) if "drain" in raw else None)
+
+
+def _reassignment(doc: Document, raw: Mapping[str, Any]) -> ReassignmentSpec:
+    most = raw.get("maxMovingBytes")
+    return ReassignmentSpec(
+        throttle=int(raw.get("throttle", DEFAULT_THROTTLE)),
+        max_partitions=int(raw.get("maxMovingPartitions", DEFAULT_MAX_MOVING_PARTITIONS)),
+        max_bytes=None if most is None else int(most),
+        source=doc.mark(("spec", "reassignment")) if raw else None)
 
 
 def _zookeeper(doc: Document, zk: Mapping[str, Any]) -> ZooKeeperSpec:

@@ -170,7 +170,7 @@ def build_topics(
         base = inherited_config(inherited, lookup)
         # where a topic that does not set them gets partitions/replicationFactor: the same for all of them
         shared = {key: _setting_source(doc, (), {}, defaults, fleet, key)
-                  for key in ("partitions", "replicationFactor")}
+                  for key in ("partitions", "replicationFactor", "placement")}
         for name, entry in spec["topics"].items():
             path = ("spec", "topics", name)
             source = doc.mark(path)
@@ -189,6 +189,8 @@ def build_topics(
             )
             partitions = entry.get("partitions", settings.get("partitions"))
             rf = entry.get("replicationFactor", settings.get("replicationFactor"))
+            placement = entry.get("placement", settings.get("placement"))
+            replicas = entry.get("replicas")
             topics[name] = DesiredTopic(
                 name=name,
                 partitions=None if partitions is None else int(partitions),
@@ -198,6 +200,11 @@ def build_topics(
                 partitions_source=doc.mark((*path, "partitions")) if "partitions" in entry else shared["partitions"],
                 rf_source=doc.mark((*path, "replicationFactor")) if "replicationFactor" in entry
                 else shared["replicationFactor"],
+                placement=None if placement is None else str(placement),
+                replicas=None if replicas is None else MappingProxyType(
+                    {int(k): tuple(int(b) for b in v) for k, v in sorted(replicas.items(), key=lambda kv: int(kv[0]))}),
+                placement_source=doc.mark((*path, "placement")) if "placement" in entry else shared["placement"],
+                replicas_source=doc.mark((*path, "replicas")) if replicas is not None else None,
             )
     return topics
 

@@ -33,12 +33,13 @@ class Totals:
     max_risk: Risk = "safe"
     acl_add: int = 0  # ACL entries to add
     acl_remove: int = 0  # ACL entries to remove
+    moves: int = 0  # partitions whose replicas move (reassignment), or 1 for throttles left to remove
 
     @property
     def units(self) -> int:
-        """Items an operator reviews: key changes, topic creations, partition increases, ACL entries."""
+        """Items an operator reviews: key changes, topic creations, partition increases, ACL entries, moves."""
         return (self.add + self.change + self.remove + self.topics + self.partitions + self.deleted
-                + self.acl_add + self.acl_remove)
+                + self.acl_add + self.acl_remove + self.moves)
 
     def __add__(self, other: Totals) -> Totals:
         risk = max(self.max_risk, other.max_risk, key=RISK_ORDER.__getitem__)
@@ -46,7 +47,7 @@ class Totals:
             self.add + other.add, self.change + other.change, self.remove + other.remove,
             self.topics + other.topics, self.partitions + other.partitions, self.deleted + other.deleted,
             self.destructive + other.destructive, self.disruptive + other.disruptive, risk,
-            self.acl_add + other.acl_add, self.acl_remove + other.acl_remove,
+            self.acl_add + other.acl_add, self.acl_remove + other.acl_remove, self.moves + other.moves,
         )
 
 
@@ -65,6 +66,8 @@ def plan_totals(plan: Plan) -> Totals:
         risks[created.risk] += 1
     for a in plan.acls:
         risks[a.risk] += 1
+    if plan.reassignment is not None:
+        risks[plan.reassignment.risk] += 1
     top: Risk = max((r for r, n in risks.items() if n), key=RISK_ORDER.__getitem__, default="safe")
     partitions = sum(p.target - p.current for p in plan.partition_increases)
     return Totals(
@@ -72,6 +75,7 @@ def plan_totals(plan: Plan) -> Totals:
         partitions=partitions, deleted=len(plan.topics_to_delete), destructive=risks["destructive"],
         disruptive=risks["disruptive"], max_risk=top,
         acl_add=sum(len(a.add) for a in plan.acls), acl_remove=sum(len(a.remove) for a in plan.acls),
+        moves=(len(plan.reassignment.moves) or 1) if plan.reassignment is not None else 0,
     )
 
 
@@ -97,6 +101,8 @@ def summary(t: Totals) -> str:
         parts.append(_n(t.deleted, "topic", "topics") + " to DELETE")
     if t.acl_add or t.acl_remove:
         parts.append(f"ACL entries: {t.acl_add} to add, {t.acl_remove} to remove")
+    if t.moves:
+        parts.append(_n(t.moves, "partition", "partitions") + " to move")
     risky = [f"{n} {name}" for name, n in (("destructive", t.destructive), ("disruptive", t.disruptive)) if n]
     return ", ".join(parts) + (f" ({', '.join(risky)})" if risky else "")
 

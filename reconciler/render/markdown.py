@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from reconciler.model import Risk
 from reconciler.plan import Change, Plan
+from reconciler.render import reassignment as moves
 from reconciler.render.attention import attention_markdown
 from reconciler.render.common import (
     NO_CHANGES,
@@ -65,7 +66,8 @@ def _items(plan: Plan) -> int:
     """Changes as the truncation note counts them: key changes, topic creations, partition increases."""
     keys = sum(len(e.changes) for e in plan.entities)
     return (keys + len(plan.topics_to_create) + len(plan.partition_increases) + len(plan.topics_to_delete)
-            + sum(len(a.add) + len(a.remove) for a in plan.acls))
+            + sum(len(a.add) + len(a.remove) for a in plan.acls)
+            + (len(plan.reassignment.moves) if plan.reassignment is not None else 0))
 
 
 def _comment(c: Change) -> str:
@@ -121,7 +123,27 @@ def _diff(plan: Plan) -> list[_Line]:
         src = source(p.source)
         lines.append((f"+ topic {p.name}: partitions {p.current} -> {p.target} (+{p.target - p.current})"
                       + (f"  # {src}" if src else ""), 1))
+    if plan.reassignment is not None and plan.reassignment.moves:
+        lines.append(("@@ replicas to move @@", 0))
+        for m in plan.reassignment.moves:
+            src = source(m.source)
+            lines.append((f"! {moves.move_text(m)}" + (f"  # {src}" if src else ""), 1))
     return lines
+
+
+def _reassignment(plan: Plan) -> list[str]:
+    """The reassignment's headline, its throttle and the bytes per broker, as a table, above the diff."""
+    r = plan.reassignment
+    if r is None:
+        return []
+    out = [f"**Reassignment:** {_plain(moves.headline(r))}.", "",
+           f"Throttle: {_plain(moves.throttle_text(r))}" + (f"; {_plain(moves.pacing(r))}." if r.moves else "."), ""]
+    rows = moves.broker_rows(r)
+    if rows:
+        out += ["| Broker | Receives | Sends |", "| ---: | ---: | ---: |"]
+        out += [f"| {broker} | {receives} | {sends} |" for broker, receives, sends in rows]
+        out.append("")
+    return out
 
 
 def _reasons(plan: Plan) -> list[str]:
@@ -133,6 +155,8 @@ def _reasons(plan: Plan) -> list[str]:
         found += [(f"topics/{g.name}", "(topic)", g.reasons) for g in plan.topics_to_delete if g.risk == risk]
         found += [(f"topics/{t.name}", "(new topic)", t.reasons) for t in plan.topics_to_create if t.risk == risk]
         found += [(f"acl {a.resource.display}", "(access)", a.reasons) for a in plan.acls if a.risk == risk]
+        found += [("reassignment", "(replicas)", plan.reassignment.reasons)
+                  for _ in (1,) if plan.reassignment is not None and plan.reassignment.risk == risk]
         if not found:
             continue
         out.append(f"**{BADGE[risk]} {risk.capitalize()} ({len(found)})**")
@@ -222,7 +246,8 @@ def _section(doc: _Doc, plan: Plan) -> int | None:
     notes = [n for n in (ignored_text(plan),) if n]
     if not t.units:
         return None
-    head = [f"### {BADGE[t.max_risk]} {_code(plan.cluster)}: {summary(t)}", "", *_reasons(plan)]
+    head = [f"### {BADGE[t.max_risk]} {_code(plan.cluster)}: {summary(t)}", "", *_reasons(plan),
+            *_reassignment(plan)]
     diff = _diff(plan)
     ticks = max((len(m) for text, _ in diff for m in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (ticks + 1)

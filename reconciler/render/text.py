@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.plan import Change, Plan
+from reconciler.render import reassignment as moves
 from reconciler.render.common import (
     acl_lines,
     acl_note,
@@ -96,6 +97,8 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
         tag = risk_tag(p)
         if tag is not None:
             out.add(f"          {tag}", _RISK_STYLE.get(p.risk))
+    if plan.reassignment is not None:
+        _reassignment(out, plan)
     if plan.is_empty and several:
         out.add("  No changes.")
     notes = [n for n in (unmanaged_text(plan), ignored_text(plan)) if n]
@@ -112,6 +115,27 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
         out.add()
         out.add(f"  {plan.cluster}: {summary(plan_totals(plan))}.")
     out.add()
+
+
+def _reassignment(out: _Out, plan: Plan) -> None:
+    """The replica moves: the headline, the bytes per broker, the throttle, then each move."""
+    r = plan.reassignment
+    assert r is not None
+    out.add(f"  ~ reassignment: {moves.headline(r)}", _OP_STYLE["~"])
+    rows = moves.broker_rows(r)
+    if rows:
+        width = max(len("receives"), *(len(c) for row in rows for c in row[1:])) + 2
+        out.add(f"      {'broker':<8}{'receives':<{width}}sends", _OP_STYLE["~"])
+        for broker, receives, sends in rows:
+            out.add(f"      {broker:<8}{receives:<{width}}{sends}", _OP_STYLE["~"])
+    out.add(f"      throttle: {moves.throttle_text(r)}", _OP_STYLE["~"])
+    if r.moves:
+        out.add(f"      {moves.pacing(r)}", _OP_STYLE["~"])
+    for m in r.moves:
+        src = source(m.source)
+        out.add(f"      {moves.move_text(m)}" + (f"  ({src})" if src else ""), _OP_STYLE["~"])
+    if r.reasons:
+        out.add(f"          [{r.risk}: {'; '.join(r.reasons)}]", _RISK_STYLE.get(r.risk))
 
 
 def plan_lines(plans: Sequence[Plan]) -> list[Line]:
@@ -141,4 +165,6 @@ def apply_summary(plans: Sequence[Plan]) -> str:
         parts.append(f"{t.deleted} topic{'s' if t.deleted != 1 else ''} marked for deletion")
     if t.acl_add or t.acl_remove:
         parts.append(f"ACL entries: {t.acl_add} added, {t.acl_remove} removed")
+    if t.moves:
+        parts.append(f"{t.moves} partition{'s' if t.moves != 1 else ''} reassigned")
     return f"Apply complete: {', '.join(parts)}."

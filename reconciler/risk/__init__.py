@@ -31,6 +31,7 @@ from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, Live
 from reconciler.plan import Change, EntityPlan, Plan, TopicCreate
 from reconciler.risk.acls import rate_acl_plan
 from reconciler.risk.inherit import RiskContext
+from reconciler.risk.reassign import rate_reassignment
 from reconciler.risk.topics import NewTopic, rate_created_topic
 from reconciler.units import NEGATIVE_MEANS_UNLIMITED, factor, parse_number, short
 
@@ -457,6 +458,21 @@ def _rated_topic(ctx: RiskContext, created: TopicCreate) -> TopicCreate:
     return rate_created_topic(created, topic)
 
 
+def _min_isr(ctx: RiskContext, topic: str) -> str | None:
+    """A topic's min.insync.replicas once the plan is applied: its declared value, else the live one of an
+    undeclared topic, else what it inherits."""
+    declared = ctx.desired.topics.get(topic)
+    if declared is not None:
+        own = declared.config.get("min.insync.replicas")
+        if own is not None:
+            return own.value if isinstance(own.value, str) else None
+    else:
+        live = ctx.live.entities.get(EntityRef("topics", topic))
+        if live is not None and "min.insync.replicas" in live.config:
+            return live.config["min.insync.replicas"]
+    return ctx.inherited(EntityRef("topics", topic), "min.insync.replicas")
+
+
 def annotate(
     plan: Plan, desired: DesiredState, live: LiveState, catalog: Catalog | None = None, *, with_id: bool = True
 ) -> Plan:
@@ -469,4 +485,7 @@ def annotate(
     created = tuple(_rated_topic(ctx, t) for t in plan.topics_to_create)
     annotated = replace(plan, entities=entities, acls=tuple(rate_acl_plan(a) for a in plan.acls),
                         topics_to_create=created)
+    if plan.reassignment is not None:  # replica moves: traffic, leaders, min.insync.replicas (risk/reassign.py)
+        annotated = replace(annotated, reassignment=rate_reassignment(plan.reassignment, lambda topic: _min_isr(
+            ctx, topic)))
     return annotated.with_id() if with_id else annotated

@@ -15,6 +15,7 @@ from reconciler.rules.features import check_features
 from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.quota_values import check_quota_values
+from reconciler.rules.placement import check_placement
 from reconciler.rules.quotas import check_quotas
 from reconciler.rules.secrets import check_secrets
 from reconciler.rules.topic_values import check_topic_values
@@ -43,6 +44,7 @@ def validate_counted(
         *check_acl_names(state),
         *check_topics(state),
         *check_broker_ids(state),
+        *check_placement(state),
         *check_features(state, catalog),
         *check_elr(state),
         *check_broker_context(state, catalog),

@@ -46,6 +46,7 @@ from reconciler.zk.drift import date_drift, read_audit
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.owner import claim_owner, read_owner
 from reconciler.zk.read import ReadScope, read_live_state
+from reconciler.zk.reassign import keep_record, read_record
 from reconciler.zk.session import ConnectError, TlsFiles, ZooKeeperError, connect
 from reconciler.zk.target import refuse_without_brokers
 
@@ -191,6 +192,13 @@ class ZooKeeperConnection:
     def claim(self, owner: Owner) -> Owner:
         zk = self.cluster.zookeeper
         return claim_owner(self.client, zk.reconciler_path, owner, zk.set_acl)
+
+    def reassignment_record(self) -> Mapping[str, Any] | None:
+        return read_record(self.client, self.cluster.zookeeper.reconciler_path)
+
+    def keep_reassignment_record(self, record: Mapping[str, Any] | None) -> None:
+        zk = self.cluster.zookeeper
+        keep_record(self.client, zk.reconciler_path, record, zk.set_acl)
 
 
 class ZooKeeperBackend:

@@ -261,6 +261,51 @@ CASES: list[Case] = [
     case("topic-rf-too-big", topics("    orders: {partitions: 1, replicationFactor: 4}   #<-\n"),
          "replicationFactor", "3 broker"),
     case("topic-collision", topics("    a.b: {}\n    a_b: {}   #<-\n"), "a_b", "collides"),
+    # --- replica placement (rules/placement.py: Kafka's checks of an assignment and a reassignment JSON) ----
+    case("replicas-not-consecutive", topics('    o:\n      replicas:   #<-\n        "0": [1, 2]\n        "2": [2, 3]\n'),
+         "replicas", "consecutive 0-based"),
+    case("replicas-duplicate-broker", topics('    o: {replicas: {"0": [1, 1]}}   #<-\n'), "replicas",
+         "may not contain duplicate entries: o-0 contains multiple entries for 1"),
+    case("replicas-unknown-broker", topics('    o: {replicas: {"0": [1, 9]}}   #<-\n'), "replicas", "Unknown broker id 9"),
+    case("replicas-uneven", topics('    o: {replicas: {"0": [1, 2], "1": [3]}}   #<-\n'), "replicas",
+         "same number of replicas"),
+    case("replicas-vs-partitions", topics('    o: {partitions: 3, replicas: {"0": [1], "1": [2]}}   #<-\n'), "replicas",
+         "partitions is 3"),
+    case("replicas-vs-rf", topics('    o: {replicationFactor: 2, replicas: {"0": [1, 2, 3]}}   #<-\n'), "replicas",
+         "replicationFactor is 2"),
+    case("placement-unknown", topics("    o: {placement: rackaware}   #<-\n"), "placement", "rackAware"),
+    Case("drain-unknown-broker", {"clusters/c1/cluster.yaml": """apiVersion: reconciler/v1
+kind: Cluster
+meta: {name: c1, labels: {env: prod}}
+spec:
+  kafkaVersion: "3.6"
+  zookeeper: {connect: "127.0.0.1:2181/c1"}
+  passwordEncoder: {secret: {env: C1_ENCODER_SECRET}}
+  brokers: [1, 2, 3]
+  placement:
+    drain: [7]   #<-
+"""}, "drain", "not one of this cluster's brokers"),
+    Case("drain-leaves-too-few", {"clusters/c1/cluster.yaml": """apiVersion: reconciler/v1
+kind: Cluster
+meta: {name: c1, labels: {env: prod}}
+spec:
+  kafkaVersion: "3.6"
+  zookeeper: {connect: "127.0.0.1:2181/c1"}
+  passwordEncoder: {secret: {env: C1_ENCODER_SECRET}}
+  brokers: [1, 2, 3]
+  placement: {drain: [3]}
+""", "clusters/c1/case.yaml": topics("    o: {replicationFactor: 3}   #<-\n")}, "replicationFactor",
+         "larger than available brokers: 2"),
+    Case("replicas-on-drained", {"clusters/c1/cluster.yaml": """apiVersion: reconciler/v1
+kind: Cluster
+meta: {name: c1, labels: {env: prod}}
+spec:
+  kafkaVersion: "3.6"
+  zookeeper: {connect: "127.0.0.1:2181/c1"}
+  passwordEncoder: {secret: {env: C1_ENCODER_SECRET}}
+  brokers: [1, 2, 3]
+  placement: {drain: [3]}
+""", "clusters/c1/case.yaml": topics('    o: {replicas: {"0": [1, 3]}}   #<-\n')}, "replicas", "drains"),
     # --- broker ids ------------------------------------------------------------------------------------
     case("broker-id-unknown", doc("BrokerConfig", "  config: {num.io.threads: 8}\n", "{broker: 9}   #<-"), "broker",
          "not one of"),
