@@ -38,8 +38,8 @@ from reconciler.reassign.outcome import Outcome, Verification
 from reconciler.reassign.progress import Status, classify, next_moves
 from reconciler.reassign.record import Record, extended, parse, to_json
 from reconciler.reassign.throttles import BROKER_KEYS, TOPIC_KEYS, throttles
-from reconciler.reassign.traffic import moving_bytes
-from reconciler.units import counted, short
+from reconciler.reassign.traffic import bytes_text, moving_bytes, rate_text
+from reconciler.units import counted
 
 SHOWN = 5
 REPORT_EVERY_S = 15.0
@@ -62,7 +62,7 @@ def _names(moves: Sequence[PartitionMove]) -> str:
 
 
 def _size(n: int) -> str:
-    return short("size.bytes", str(n))
+    return bytes_text(n)
 
 
 class _Run:
@@ -154,7 +154,7 @@ class _Run:
                                   "the throttles stay recorded: the next pass removes them once nothing moves" + lines)
         copied = sum(moving_bytes(m) for m in start)
         self.say(f"started moving {_names(start)} ({_size(copied)} to copy, throttled at "
-                 f"{short('leader.replication.throttled.rate', str(self.r.throttle))} on brokers "
+                 f"{rate_text(self.r.throttle)} on brokers "
                  f"{','.join(map(str, th.brokers))})")
         return record
 

@@ -3,7 +3,7 @@
 # the tests. Without systemd; everything lives in D.
 #   scripts/local-kafka.sh start  --dir D [--brokers N] [--zookeeper HOST:PORT/CHROOT] [--ports P1,P2,…]
 #                                 [--secret-file F] [--old-secret-file F] [--properties F] [--only ID]
-#                                 [--sasl-ports Q1,Q2,…]
+#                                 [--sasl-ports Q1,Q2,…] [--racks R1,R2,…]
 #   scripts/local-kafka.sh stop   --dir D [--only ID]
 #   scripts/local-kafka.sh status --dir D
 # start: without --zookeeper, a ZooKeeper of its own (scripts/local-zookeeper.sh, in D/zookeeper) with the
@@ -11,7 +11,8 @@
 # --ports is absent). password.encoder.secret comes from F (default: a random one in D/encoder-secret);
 # --properties appends a file to every broker's server.properties. --sasl-ports adds a SASL_PLAINTEXT listener
 # per broker (SCRAM-SHA-256 and -512 from ZooKeeper's credentials) and Kafka's ZooKeeper authorizer
-# (AclAuthorizer; the PLAINTEXT listener's ANONYMOUS principal is the super user, everyone else needs ACLs). The brokers' connection facts are
+# (AclAuthorizer; the PLAINTEXT listener's ANONYMOUS principal is the super user, everyone else needs ACLs).
+# --racks gives broker i broker.rack=R_i (rack-aware placement). The brokers' connection facts are
 # written to D/cluster.env (ZK_CONNECT, BOOTSTRAP, BROKERS, ENCODER_SECRET_FILE); start waits until every
 # broker has registered and serves. --only ID starts or stops one broker of an existing D (a restart
 # keeps its data and config). stop: SIGTERM, then SIGKILL after 20 s, by the recorded pids.
@@ -24,13 +25,13 @@ die() { log "error: $*"; exit 1; }
 usage() { log "usage: $0 start|stop|status --dir D [--brokers N] [--zookeeper CONNECT] [--ports P,…] [--secret-file F] [--old-secret-file F] [--properties F] [--only ID]"; exit 1; }
 
 CMD=${1:-}; [ $# -gt 0 ] && shift
-DIR=""; BROKERS=3; ZK=""; PORTS=""; SECRET_FILE=""; OLD_SECRET_FILE=""; PROPS=""; ONLY=""; SASL_PORTS=""
+DIR=""; BROKERS=3; ZK=""; PORTS=""; SECRET_FILE=""; OLD_SECRET_FILE=""; PROPS=""; ONLY=""; SASL_PORTS=""; RACKS=""
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case "$1" in
     --dir) DIR=$2 ;; --brokers) BROKERS=$2 ;; --zookeeper) ZK=$2 ;; --ports) PORTS=$2 ;;
     --secret-file) SECRET_FILE=$2 ;; --old-secret-file) OLD_SECRET_FILE=$2 ;; --properties) PROPS=$2 ;;
-    --only) ONLY=$2 ;; --sasl-ports) SASL_PORTS=$2 ;;
+    --only) ONLY=$2 ;; --sasl-ports) SASL_PORTS=$2 ;; --racks) RACKS=$2 ;;
     *) usage ;;
   esac
   shift 2
@@ -85,13 +86,14 @@ stop_broker() {
   log "stopped broker $id (pid $pid)"
 }
 
-write_broker_config() {  # ID PORT [SASL_PORT]
-  local id=$1 port=$2 sasl=${3:-} b="$DIR/broker-$1" listeners
+write_broker_config() {  # ID PORT [SASL_PORT [RACK]]
+  local id=$1 port=$2 sasl=${3:-} rack=${4:-} b="$DIR/broker-$1" listeners
   mkdir -p "$b/data"
   listeners="PLAINTEXT://127.0.0.1:$port${sasl:+,SASL_PLAINTEXT://127.0.0.1:$sasl}"
   {
     echo "# written by scripts/local-kafka.sh (ZooKeeper mode, loopback only)"
     echo "broker.id=$id"
+    [ -z "$rack" ] || echo "broker.rack=$rack"
     echo "listeners=$listeners"
     echo "advertised.listeners=$listeners"
     if [ -n "$sasl" ]; then
@@ -194,8 +196,10 @@ cmd_start() {
     [ -s "$SECRET_FILE" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$SECRET_FILE")
   fi
   [ -r "$SECRET_FILE" ] || die "cannot read --secret-file $SECRET_FILE"
-  local sasl_ports=()
+  local sasl_ports=() racks=()
   if [ -n "$PORTS" ]; then IFS=',' read -r -a ports <<<"$PORTS"; fi
+  if [ -n "$RACKS" ]; then IFS=',' read -r -a racks <<<"$RACKS"; fi
+  [ ${#racks[@]} -eq 0 ] || [ ${#racks[@]} -eq "$BROKERS" ] || die "--racks needs $BROKERS racks"
   if [ -n "$SASL_PORTS" ]; then IFS=',' read -r -a sasl_ports <<<"$SASL_PORTS"; fi
   [ ${#sasl_ports[@]} -eq 0 ] || [ ${#sasl_ports[@]} -eq "$BROKERS" ] || die "--sasl-ports needs $BROKERS ports"
   [ ${#ports[@]} -eq 0 ] || [ ${#ports[@]} -eq "$BROKERS" ] || die "--ports needs $BROKERS ports"
@@ -204,7 +208,7 @@ cmd_start() {
     [ ${#ports[@]} -ge "$i" ] || ports+=("$(free_port)")
     port=${ports[$((i-1))]}
     port_open "$port" && die "port $port on 127.0.0.1 is already in use"
-    write_broker_config "$i" "$port" "${sasl_ports[$((i-1))]:-}"
+    write_broker_config "$i" "$port" "${sasl_ports[$((i-1))]:-}" "${racks[$((i-1))]:-}"
     ids+=("$i"); bootstrap="$bootstrap,127.0.0.1:$port"
   done
   {

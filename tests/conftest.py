@@ -167,7 +167,8 @@ def zk_client(zk_connect: str) -> Iterator[KazooClient]:
 # pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh): the tests sharing one expensive session fixture run on
 # one worker, so each set of JVMs starts once per run; every other test goes to whichever worker is free.
 # The KRaft nodes share the brokers' worker: one test compares a ZooKeeper-mode cluster with a KRaft one.
-XDIST_GROUPS = (("brokers", frozenset({"kafka_cluster", "kafka", "kafka_secure", "kraft4", "kraft39"})),
+XDIST_GROUPS = (("brokers", frozenset({"kafka_cluster", "kafka", "kafka_secure", "kraft4", "kraft39", "kafka_racks",
+                                       "kraft_racks"})),
                 # the Connect server and the standalone cluster: their modules compare with the local session
                 ("spark", frozenset({"spark", "connect_server", "standalone"})))
 
@@ -218,7 +219,18 @@ def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory)
     stop_cluster(cluster)
 
 
-def _started_brokers(zk_server: ZkServer, directory: Path, name: str, *, sasl: bool) -> KafkaCluster:
+@pytest.fixture(scope="session")
+def kafka_racks(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """Three real ZooKeeper-mode brokers with broker.rack set (1: a, 2: b, 3: b), for replica placement and
+    reassignments (tests/integration/test_reassign*.py); started once per run, on first use."""
+    cluster = _started_brokers(zk_server, tmp_path_factory.mktemp("kafka-racks"), "kafka-racks", sasl=False,
+                               racks=["a", "b", "b"])
+    yield cluster
+    stop_cluster(cluster)
+
+
+def _started_brokers(zk_server: ZkServer, directory: Path, name: str, *, sasl: bool,
+                     racks: list[str] | None = None) -> KafkaCluster:
     """Three brokers under a fresh chroot `/<name>-<hex>`, retried when a probed free port is taken meanwhile;
     a failure to start fails the run (real brokers are mandatory: no skip)."""
     chroot = f"/{name}-{uuid.uuid4().hex[:8]}"
@@ -226,7 +238,8 @@ def _started_brokers(zk_server: ZkServer, directory: Path, name: str, *, sasl: b
     for _ in range(3):
         try:
             return start_cluster(directory, f"{zk_server.connect}{chroot}", [free_port() for _ in range(3)],
-                                 secret=uuid.uuid4().hex, sasl_ports=[free_port() for _ in range(3)] if sasl else None)
+                                 secret=uuid.uuid4().hex, sasl_ports=[free_port() for _ in range(3)] if sasl else None,
+                                 racks=racks)
         except RuntimeError as exc:
             errors.append(str(exc))
     pytest.fail(f"cannot start real Kafka brokers{' with SASL' if sasl else ''} (required):\n" + "\n".join(errors),

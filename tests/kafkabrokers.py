@@ -87,7 +87,8 @@ class KafkaCluster:
 
 
 def start_cluster(directory: Path, zk_connect: str, ports: list[int], secret: str,
-                  old_secret: str | None = None, sasl_ports: list[int] | None = None) -> KafkaCluster:
+                  old_secret: str | None = None, sasl_ports: list[int] | None = None,
+                  racks: list[str] | None = None) -> KafkaCluster:
     directory.mkdir(parents=True, exist_ok=True)
     secret_file = directory / "encoder-secret"
     secret_file.write_text(secret)
@@ -98,6 +99,8 @@ def start_cluster(directory: Path, zk_connect: str, ports: list[int], secret: st
         args += ["--old-secret-file", str(directory / "old-secret")]
     if sasl_ports:
         args += ["--sasl-ports", ",".join(map(str, sasl_ports))]
+    if racks:
+        args += ["--racks", ",".join(racks)]
     result = run_script(*args)
     if result.returncode != 0:
         raise RuntimeError(f"Kafka brokers did not start:\n{result.stderr[-4000:]}")

@@ -93,6 +93,22 @@ def moving_bytes(move: PartitionMove) -> int:
     return (move.size_bytes or 0) * len(move.adding)
 
 
+_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def bytes_text(n: int) -> str:
+    """`9.1 MiB`, `512 B`: a size to move, at a glance (one decimal below 100 of a unit)."""
+    for unit, size in _UNITS:
+        if n >= size:
+            value = n / size
+            return f"{value:.1f} {unit}".replace(".0 ", " ") if value < 100 else f"{value:.0f} {unit}"
+    return f"{n} B"
+
+
+def rate_text(n: int) -> str:
+    return bytes_text(n) + "/s"
+
+
 def duration_text(seconds: float) -> str:
     """`45 s`, `12 min`, `3 h 20 min`, `2 d 4 h`: an estimate, rounded."""
     if seconds < 90:

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 from reconciler.plan import PartitionMove, Reassignment
 from reconciler.reassign.throttles import throttles
-from reconciler.reassign.traffic import Traffic, duration_text, estimated_seconds, steps, traffic
-from reconciler.units import counted, short
+from reconciler.reassign.traffic import (
+    Traffic,
+    bytes_text,
+    duration_text,
+    estimated_seconds,
+    rate_text,
+    steps,
+    traffic,
+)
+from reconciler.units import counted
 
 
 def size(n: int | None) -> str:
-    return "size unknown" if n is None else short("size.bytes", str(n))
+    return "size unknown" if n is None else bytes_text(n)
 
 
 def rate(r: Reassignment) -> str:
-    return short("leader.replication.throttled.rate", str(r.throttle))
+    return rate_text(r.throttle)
 
 
 def headline(r: Reassignment) -> str:

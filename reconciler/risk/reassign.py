@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 from reconciler.model import RISK_ORDER, Risk
 from reconciler.plan import Reassignment
-from reconciler.reassign.traffic import duration_text, estimated_seconds, traffic
-from reconciler.units import counted, parse_int, short
+from reconciler.reassign.traffic import bytes_text, duration_text, estimated_seconds, rate_text, traffic
+from reconciler.units import counted, parse_int
 
 MinIsr = Callable[[str], str | None]  # topic -> its effective min.insync.replicas once the plan is applied
 
@@ -43,10 +43,10 @@ def _copy(m: Moves) -> list[str]:
     if not moving:
         return []
     t = traffic(moving)
-    size = f"{short('size.bytes', str(t.total))} copied" if not t.unknown else (
-        f"{short('size.bytes', str(t.total))} copied and {counted(t.unknown, 'partition', 'partitions')} of unknown "
+    size = f"{bytes_text(t.total)} copied" if not t.unknown else (
+        f"{bytes_text(t.total)} copied and {counted(t.unknown, 'partition', 'partitions')} of unknown "
         "size" if t.total else "sizes unknown")
-    rate = short("leader.replication.throttled.rate", str(r.throttle))
+    rate = rate_text(r.throttle)
     line = (f"replication traffic: {counted(len(moving), 'partition', 'partitions')} gain replicas, {size}, "
             f"throttled at {rate} on {counted(len(t.brokers), 'broker', 'brokers')}")
     if t.total:

@@ -208,8 +208,8 @@ CONFIG = HEAD + "kind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n
 BAD: list[tuple[str, int, int | str, str | None, str]] = [
     # unknown fields point at the unknown key itself, list what is allowed, suggest
     (TOPICS + "    orders: {partiton: 3}\n", 6, "partiton", "partiton",
-     "unknown field 'partiton' in spec.topics.orders (allowed: config, partitions, placement, replicas, replicationFactor); "
-     "did you mean 'partitions'?"),
+     "unknown field 'partiton' in spec.topics.orders (allowed: config, partitions, placement, replicas, "
+     "replicationFactor); did you mean 'partitions'?"),
     (CLUSTER + "  foo: 1\n", 7, "foo", "foo",
      "unknown field 'foo' in spec (allowed: adminClient, brokers, kafkaVersion,"),
     (CLUSTER.replace("{name: c}", "{name: c, lables: {}}"), 3, "lables", "lables", "did you mean 'labels'?"),
