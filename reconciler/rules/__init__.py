@@ -14,8 +14,8 @@ from reconciler.rules.elr import check_elr
 from reconciler.rules.features import check_features
 from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
-from reconciler.rules.quota_values import check_quota_values
 from reconciler.rules.placement import check_placement
+from reconciler.rules.quota_values import check_quota_values
 from reconciler.rules.quotas import check_quotas
 from reconciler.rules.secrets import check_secrets
 from reconciler.rules.topic_values import check_topic_values
