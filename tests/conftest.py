@@ -276,7 +276,7 @@ def kafka(kafka_cluster: KafkaCluster, zk_server: ZkServer, request: pytest.Fixt
 
 
 # --- real KRaft Kafka nodes (tests/kraftbrokers.py): one JVM each, started on first use ----------------------
-from tests.kraftbrokers import KraftCluster, kraft_fixture  # noqa: E402
+from tests.kraftbrokers import KraftCluster, kraft_cluster_fixture, kraft_fixture  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -289,3 +289,10 @@ def kraft4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
 def kraft39(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
     """A single-node Kafka 3.9 in KRaft mode (the ZooKeeper-mode brokers' jars, kafka/pom.xml)."""
     yield from kraft_fixture("3.9", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def kraft_racks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
+    """Three combined KRaft Kafka 4.x nodes with broker.rack set (1: a, 2: b, 3: b), for replica placement and
+    reassignments (tests/integration/test_reassign_kraft.py); started once per run, on first use."""
+    yield from kraft_cluster_fixture("4.x", ["a", "b", "b"], tmp_path_factory)

@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-kraft.sh"
+CLUSTER_SCRIPT = REPO / "scripts" / "local-kraft-cluster.sh"
 
 
 @dataclass(frozen=True)
@@ -55,3 +56,28 @@ def kraft_fixture(version: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield cluster
     finally:
         stop_kraft(cluster)
+
+
+def kraft_cluster_fixture(version: str, racks: list[str], tmp_path_factory: pytest.TempPathFactory
+                          ) -> Iterator[KraftCluster]:
+    """Several combined KRaft nodes (scripts/local-kraft-cluster.sh), node i with broker.rack racks[i-1]; started
+    once, retried twice when a probed free port was taken meanwhile; a failure fails the run (no skip)."""
+    directory = tmp_path_factory.mktemp(f"kraft-cluster-{version}")
+    errors = []
+    for _ in range(3):
+        result = subprocess.run(["bash", str(CLUSTER_SCRIPT), "start", "--dir", str(directory), "--version", version,
+                                 "--nodes", str(len(racks)), "--racks", ",".join(racks)],
+                                capture_output=True, text=True, timeout=400, check=False)
+        if result.returncode == 0:
+            break
+        errors.append(result.stderr[-3000:])
+    else:
+        pytest.fail(f"cannot start {len(racks)} real KRaft Kafka {version} nodes (required):\n" + "\n".join(errors),
+                    pytrace=False)
+    env = dict(line.split("=", 1) for line in (directory / "cluster.env").read_text().split())
+    cluster = KraftCluster(directory, env["BOOTSTRAP"], version, tuple(int(b) for b in env["BROKERS"].split(",")))
+    try:
+        yield cluster
+    finally:
+        subprocess.run(["bash", str(CLUSTER_SCRIPT), "stop", "--dir", str(directory)], capture_output=True,
+                       timeout=120, check=False)

@@ -45,7 +45,7 @@ def in_flight(bootstrap: str) -> dict[tuple[str, int], dict[str, Any]]:
         client.close()
 
 
-def dynamic(bootstrap: str, kind: str, names: Iterable[str], keys: Iterable[str]) -> dict[str, dict[str, str]]:
+def dynamic(bootstrap: str, kind: str, names: Iterable[object], keys: Iterable[str]) -> dict[str, dict[str, str]]:
     """The `keys` each broker or topic has set dynamically (its own DescribeConfigs answer: source
     DYNAMIC_BROKER_CONFIG / DYNAMIC_TOPIC_CONFIG)."""
     rtype = ConfigResourceType.BROKER if kind == "broker" else ConfigResourceType.TOPIC
