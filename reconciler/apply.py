@@ -26,6 +26,7 @@ from reconciler.manifests.validate import load_settings
 from reconciler.model import ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.plan import Change, Plan
 from reconciler.reassigning import MoveOptions, run_reassignment
+from reconciler.risk.features import is_downgrade
 from reconciler.secrets.check import NamedSecrets, named_secrets, secret_changes, unnamed_secrets
 from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import decode
@@ -42,9 +43,16 @@ def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplyS
     return settings
 
 
-def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_secret_rotation: bool = False) -> None:
-    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, and a rotation of the
-    password encoder secret without --allow-secret-rotation."""
+def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_secret_rotation: bool = False,
+          allow_downgrade: bool = False) -> None:
+    """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, a rotation of the
+    password encoder secret without --allow-secret-rotation, and a feature level lowered without
+    --allow-downgrade (kafka-features.sh downgrades only when asked to, too)."""
+    lowered = [f"{c.key} {c.before} -> {c.after}" for e in plan.entities if e.ref.entity_type == "features"
+               for c in e.changes if is_downgrade(c.before, c.after)]
+    if lowered and not allow_downgrade:
+        raise RefusedError(f"cluster {plan.cluster}: the plan lowers feature levels ({printable(', '.join(lowered))}); "
+                           "re-run with --allow-downgrade to send them as safe downgrades")
     rotated = rotated_passwords(plan)
     if rotated and not allow_secret_rotation:
         raise RefusedError(
@@ -131,6 +139,7 @@ def apply_cluster_plan(
     *,
     allow_destructive: bool = False,
     allow_secret_rotation: bool = False,
+    allow_downgrade: bool = False,
     audit_log: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     user: str | None = None,
@@ -151,7 +160,7 @@ def apply_cluster_plan(
     `allow_no_brokers`: write even where no broker of the declared ids is registered (default: the operator's
     RECONCILER_ALLOW_NO_BROKERS, else refused by the backend before the first write). `moves`: the pacing of the
     plan's replica moves (bounds per step, how long to wait for them)."""
-    guard(plan, desired, allow_destructive, allow_secret_rotation)
+    guard(plan, desired, allow_destructive, allow_secret_rotation, allow_downgrade)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
     tuning = apply_tuning()

@@ -58,7 +58,13 @@ ConfigSource = Literal[
     "STATIC_BROKER_CONFIG",
     "DEFAULT_CONFIG",
     "QUOTA_CONFIG",
+    "DYNAMIC_GROUP_CONFIG",  # Kafka 4.x config entities (DescribeConfigsResponse.ConfigSource)
+    "DYNAMIC_CLIENT_METRICS_CONFIG",
+    "FINALIZED_FEATURE",  # a finalized feature level (DescribeFeatures)
 ]
+_KAFKA4_SOURCES: dict[str, ConfigSource] = {"groups": "DYNAMIC_GROUP_CONFIG",
+                                            "client-metrics": "DYNAMIC_CLIENT_METRICS_CONFIG",
+                                            "features": "FINALIZED_FEATURE"}
 _LISTENER = re.compile(r"listener\.name\.[^.]*\.(.*)")  # Kafka's ListenerConfigRegex
 _DEFAULT_BROKERS = EntityRef("brokers", DEFAULT_ENTITY)
 DEFAULT_LAYER = "Kafka default"
@@ -271,6 +277,9 @@ def _levels(layers: Layers, ref: EntityRef, broker: str | None) -> Iterator[_Lev
         yield "TOPIC_CONFIG", ref.display, layers.dynamic(ref)
     elif ref.entity_type == "brokers":
         broker = None if ref.name == DEFAULT_ENTITY else ref.name
+    elif ref.entity_type in _KAFKA4_SOURCES:  # one layer each; defaults from GroupConfig / ClientMetricsConfigs
+        yield _KAFKA4_SOURCES[ref.entity_type], ref.display, layers.dynamic(ref)
+        return
     else:
         for entity in (ref, *quota_fallbacks(ref)):
             yield "QUOTA_CONFIG", entity.display, layers.dynamic(entity)
@@ -307,7 +316,7 @@ def _names(catalog: Catalog, kind: str, key: str, version: str | None) -> _Names
             defaults = [(key, quota.default)]
         factor = _factor(catalog, key)
     else:
-        quota = catalog.quota(kind, key)
+        quota = catalog.entity_key(kind, key, version) if kind in _KAFKA4_SOURCES else catalog.quota(kind, key)
         names = own = (key,)
         defaults = [(key, quota.default)] if quota is not None and quota.default is not None else []
         factor = 1

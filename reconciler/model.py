@@ -13,7 +13,11 @@ from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 DEFAULT_ENTITY = "<default>"
-ENTITY_TYPES = ("topics", "brokers", "clients", "users", "ips")
+ENTITY_TYPES = ("topics", "brokers", "clients", "users", "ips", "groups", "client-metrics", "features")
+# KRaft-only config entities (Kafka 4.x; client metrics from 3.7): ConfigResource.Type GROUP, CLIENT_METRICS, and
+# the cluster's finalized feature levels as one entity whose keys are feature names (kind Features)
+KRAFT_ENTITY_TYPES = frozenset({"groups", "client-metrics", "features"})
+FEATURES_ENTITY = "cluster"  # the one features entity: features/cluster
 REPLICATION_THROTTLE_KEYS = frozenset(
     {
         "leader.replication.throttled.rate",

@@ -33,12 +33,15 @@ from reconciler.model import (
 )
 from reconciler.rules import validate
 
-Scope = Literal["topic", "create-topic", "broker-default", "broker", "clients", "users", "ips"]
+Scope = Literal["topic", "create-topic", "broker-default", "broker", "clients", "users", "ips", "group",
+                "client-metrics"]
 Verdict = Literal["reject", "warn", "accept"]
 AT = SourceRef("clusters/corpus/case.yaml", 1)
 TOPIC = "corpus-topic"  # exists on each target (the caller creates it)
 NEW_TOPIC = "corpus-new-topic"  # never created: CreateTopics validateOnly only
 BROKER_ID = "1"
+GROUP_NAME = "corpus-group"  # group configs need no group (KIP-1142); validateOnly writes nothing anyway
+SUBSCRIPTION = "corpus-subscription"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,11 @@ def corpus(catalog: Catalog | None = None) -> list[Case]:
         for name in sorted({n for line in lines for n in line.names(kind)} - {"SCRAM-SHA-256", "SCRAM-SHA-512"}):
             for value in ("1024", "0", "-1", "1.5", "1e3"):
                 cases.append(Case(scope, name, value))  # type: ignore[arg-type]
+    for scope in ("group", "client-metrics"):  # ConfigResource.Type GROUP (4.0+), CLIENT_METRICS (3.7+)
+        for name in sorted({n for line in lines for n in line.names(scope)}):
+            key = next(k for line in lines if (k := line.entity_key(scope, name)) is not None)
+            for value in values(key):
+                cases.append(Case(scope, name, value))  # type: ignore[arg-type]
     cases += _by_hand()
     return list(dict.fromkeys(cases))
 
@@ -155,6 +163,15 @@ def _by_hand() -> Iterator[Case]:
     yield Case("topic", "retention.ms", "604800")  # seconds for milliseconds: a warning of ours
     yield Case("broker-default", "min.insync.replicas", "2")
     yield Case("broker", "min.insync.replicas", "2")  # KIP-966: refused by a 4.x cluster with ELR enabled
+    for interval in ("100", "99", "3600000", "3600001"):  # ClientMetricsConfigs: interval between 100 and 1 hour
+        yield Case("client-metrics", "interval.ms", interval)
+    for match in ("client_id=app-.*", "client_software_name=java,client_id=x", "client_nme=x", "client_id=(",
+                  "client_id"):
+        yield Case("client-metrics", "match", match)
+    yield Case("client-metrics", "metrics", "*")
+    for session in ("44999", "45000", "60000", "60001"):  # group.consumer.min/max.session.timeout.ms defaults
+        yield Case("group", "consumer.session.timeout.ms", session)
+    yield Case("group", "consumer.heartbeat.interval.ms", "50000")  # not below the session timeout (45000)
 
 
 # --- the offline judge -------------------------------------------------------------------------------------------
@@ -176,13 +193,16 @@ def desired(case: Case, cluster: ClusterSpec) -> DesiredState:
     else:
         ref = {"broker-default": EntityRef("brokers", DEFAULT_ENTITY), "broker": EntityRef("brokers", BROKER_ID),
                "clients": EntityRef("clients", "corpus-client"), "users": EntityRef("users", "corpus-user"),
-               "ips": EntityRef("ips", "127.0.0.2")}[case.scope]
+               "ips": EntityRef("ips", "127.0.0.2"), "group": EntityRef("groups", GROUP_NAME),
+               "client-metrics": EntityRef("client-metrics", SUBSCRIPTION)}[case.scope]
         entities[ref] = DesiredEntity(ref, frozen_map(value), AT)
     return DesiredState(cluster, frozen_map(entities), frozen_map(topics))
 
 
 def offline(case: Case, cluster: ClusterSpec, catalog: Catalog) -> tuple[Verdict, str]:
-    diags = [d for d in validate(desired(case, cluster), catalog) if d.key in (case.key, None) or case.key in d.message]
+    # the change's own key, or its entity (a group or subscription a ZooKeeper-mode cluster cannot have)
+    about = (case.key, None, GROUP_NAME, SUBSCRIPTION)
+    diags = [d for d in validate(desired(case, cluster), catalog) if d.key in about or case.key in d.message]
     errors = [d.message for d in diags if d.severity == "error"]
     if errors:
         return "reject", errors[0]
@@ -209,8 +229,8 @@ def on_broker(case: Case, admin: Any) -> tuple[Verdict, str]:
         refused = admin.create_topics({NEW_TOPIC: {"assignments": {0: [int(BROKER_ID)]},
                                                    "configs": {case.key: case.value}}}, validate_only=True)
         return ("reject", f"{refused[0].error}: {refused[0].message}") if refused else ("accept", "")
-    rtype, name = {"topic": (TOPIC_TYPE, TOPIC), "broker-default": (BROKER, ""),
-                   "broker": (BROKER, BROKER_ID)}[case.scope]
+    rtype, name = {"topic": (TOPIC_TYPE, TOPIC), "broker-default": (BROKER, ""), "broker": (BROKER, BROKER_ID),
+                   "group": (32, GROUP_NAME), "client-metrics": (16, SUBSCRIPTION)}[case.scope]
     refusal = admin.alter_configs(rtype, name, [(case.key, SET, case.value)], validate_only=True)
     return ("reject", f"{refusal.error}: {refusal.message}") if refusal else ("accept", "")
 

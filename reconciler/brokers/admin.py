@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,24 @@ class BrokerAdmin:
         answer = self._admin.describe_configs([resource], include_synonyms=True, config_filter="all")
         configs = answer.get("topic", {}).get(topic)
         return None if not configs else _configs(configs)
+
+    def resource_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, ReportedConfig]:
+        """A GROUP or CLIENT_METRICS resource's DescribeConfigs answer for `keys` (Kafka 4.x / 3.7+); its entries
+        carry no synonyms, so each reports itself as its only layer."""
+        from kafka.admin import ConfigResource, ConfigResourceType
+
+        resource = ConfigResource(ConfigResourceType[resource_type], name, configs=dict.fromkeys(keys))
+        answer: Mapping[str, Mapping[str, Any]] = self._admin.describe_configs(
+            [resource], include_synonyms=True, config_filter="all")
+        by_name: Mapping[str, Any] = next(iter(answer.values()), {})  # keyed by the type's name ("group")
+        configs = _configs(by_name.get(name, {}))
+        return {k: c if c.synonyms else replace(c, synonyms=(Synonym(k, c.source, c.value),))
+                for k, c in configs.items()}
+
+    def feature_levels(self) -> dict[str, int]:
+        """The finalized feature levels (DescribeFeatures, as kafka-features.sh describe): feature -> level."""
+        return {str(name): int(info["finalized"][1]) for name, info in self._admin.describe_features().items()
+                if "finalized" in info}
 
     def topic_layouts(self, topics: Sequence[str]) -> dict[str, ReportedLayout]:
         """Partition count and replication factor of each existing topic of `topics` (Metadata)."""

@@ -20,8 +20,16 @@ from reconciler.progress import NO_PROGRESS, Progress
 from reconciler.secrets.compare import base_dir
 from reconciler.secrets.files import checked_pem
 from reconciler.secrets.refs import resolve_optional
-from reconciler.verify.expect import Expectation, expectations
-from reconciler.verify.judge import Outcome, judge_acl, judge_config, judge_layout, judge_quota, judge_scram
+from reconciler.verify.expect import RESOURCE_SOURCES, Expectation, expectations
+from reconciler.verify.judge import (
+    Outcome,
+    judge_acl,
+    judge_config,
+    judge_feature,
+    judge_layout,
+    judge_quota,
+    judge_scram,
+)
 from reconciler.verify.report import Result, VerifyReport
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -59,7 +67,7 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
     quotas: list[Expectation] = []
     acls = [e for e in pending if e.kind == "acl"]
     scram = [e for e in pending if e.kind == "scram"]
-    pending = [e for e in pending if e.kind not in ("acl", "scram")]
+    pending = _kafka4(admin, pending, out)  # group configs, client-metrics subscriptions, feature levels
     for e in pending:
         if e.kind == "broker":
             by_broker[e.target].append(e)
@@ -95,6 +103,25 @@ def _ask(admin: BrokerAdmin, pending: list[Expectation]) -> dict[Expectation, Ou
     _cluster_wide(out, scram, admin.scram_credentials, judge_scram)
     _cluster_wide(out, acls, admin.acls, judge_acl)
     return out
+
+
+def _kafka4(admin: BrokerAdmin, pending: list[Expectation], out: dict[Expectation, Outcome]) -> list[Expectation]:
+    """Judge the Kafka 4.x expectations (a GROUP or CLIENT_METRICS resource's DescribeConfigs, DescribeFeatures'
+    finalized levels) into `out`; the others are returned."""
+    resources: dict[str, list[Expectation]] = defaultdict(list)  # groups/<g>, client-metrics/<s>
+    for e in pending:
+        if e.kind == "resource":
+            resources[e.target].append(e)
+    for target, exps in resources.items():
+        entity_type, _, name = target.partition("/")
+        try:
+            configs = admin.resource_configs(RESOURCE_SOURCES[entity_type][0], name, {e.key for e in exps})
+        except Exception as exc:
+            out.update((e, Outcome("unreachable", f"no answer ({type(exc).__name__})")) for e in exps)
+            continue
+        out.update((e, judge_config(e, configs.get(e.key))) for e in exps)
+    _cluster_wide(out, [e for e in pending if e.kind == "feature"], admin.feature_levels, judge_feature)
+    return [e for e in pending if e.kind not in ("resource", "feature")]
 
 
 def _cluster_wide(

@@ -28,6 +28,8 @@ _LISTENER_RE = re.compile(r"listener\.name\.([^.]*)\.(.*)")
 _MATCH_CUTOFF = 0.75  # difflib ratio: catches typos and missing/extra segments, not unrelated names
 # The scopes of `names` / `suggest` beyond broker, topic and the quota kinds.
 ENTITY_SCOPES = ("group", "client-metrics")
+# EntityRef entity types (and quota kinds) -> catalog entity scopes
+_SCOPE_OF = {"groups": "group", "group": "group", "client-metrics": "client-metrics", "features": "features"}
 
 
 class CatalogLine:
@@ -48,6 +50,7 @@ class CatalogLine:
             "client-metrics": {n: config_key(n, e, "client-metrics", mv) for n, e in data["client_metrics"].items()},
         }
         self.features: dict[str, Feature] = features_from(data["features"])
+        self._entity["features"] = {n: ConfigKey(n, "SHORT", None, None, "3.3.0", "feature") for n in self.features}
         self.config_resource_types = frozenset(data["config_resource_types"])
         self._removed: dict[str, dict[str, dict[str, str]]] = dict(data.get("removed", {}))
         sets = data["sets"]
@@ -74,9 +77,9 @@ class CatalogLine:
         return key
 
     def entity_key(self, scope: str, name: str, version: str | None = None) -> ConfigKey | None:
-        """A group config (scope "group", `GroupConfig`) or a client-metrics one ("client-metrics",
-        `ClientMetricsConfigs`)."""
-        key = self._entity[scope].get(name)
+        """A group config (scope "group" or the entity type "groups", `GroupConfig`), a client-metrics one
+        ("client-metrics", `ClientMetricsConfigs`) or a finalizable feature ("features": its level, a SHORT)."""
+        key = self._entity[_SCOPE_OF.get(scope, scope)].get(name)
         return key if key is not None and available(key.since, version) else None
 
     def cluster_level_listener_configs(self, version: str | None = None) -> frozenset[str]:
@@ -127,10 +130,8 @@ class CatalogLine:
             return self._topic.get(name)
         if scope == "brokers":
             return self.resolve_broker(name).base or self.quota("brokers", name)
-        if scope == "groups":
-            return self._entity["group"].get(name)
-        if scope == "client-metrics":
-            return self._entity["client-metrics"].get(name)
+        if scope in _SCOPE_OF:
+            return self._entity[_SCOPE_OF[scope]].get(name)
         return self.quota(scope, name)
 
     def names(self, scope: str, version: str | None = None) -> tuple[str, ...]:
@@ -145,8 +146,8 @@ class CatalogLine:
         elif scope in ("broker", "broker-dynamic"):
             keys = (self.broker(n, version) for n in self._broker)
             found = (k.name for k in keys if k and (scope == "broker" or k.scope != "read-only"))
-        elif scope in ENTITY_SCOPES:
-            found = (n for n in self._entity[scope] if self.entity_key(scope, n, version))
+        elif scope in ENTITY_SCOPES or scope in _SCOPE_OF:  # groups/client-metrics configs, feature names
+            found = (n for n in self._entity[_SCOPE_OF.get(scope, scope)] if self.entity_key(scope, n, version))
         elif scope in self._quota_kinds:
             found = self._quota_kinds[scope]
         else:

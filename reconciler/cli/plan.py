@@ -94,6 +94,8 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.option("--allow-dirty", is_flag=True, help="Plan and apply even with uncommitted manifest changes.")
 @click.option("--allow-secret-rotation", is_flag=True,
               help="Re-encode passwords stored with passwordEncoder.oldSecret (brokers restarted with both first).")
+@click.option("--allow-downgrade", is_flag=True,
+              help="Send lowered feature levels (kind Features) as safe downgrades (UpdateFeatures).")
 @click.option("--verify", is_flag=True,
               help="After the writes, ask every broker (Admin API, spec.adminClient) until it reports each change; "
                    "exit 4 if one is not taken or a broker does not answer.")
@@ -113,8 +115,8 @@ def _clean_revision(repo: Path, allow_dirty: bool) -> str | None:
 @click.pass_obj
 def apply(
     obj: Context, target: tuple[str, ...], auto_approve: bool, allow_destructive: bool, audit_log: Path | None,
-    allow_dirty: bool, allow_secret_rotation: bool, verify: bool, verify_timeout: str, verify_format: str,
-    max_moving_partitions: int | None, max_moving_bytes: int | None, reassign_wait: str | None,
+    allow_dirty: bool, allow_secret_rotation: bool, allow_downgrade: bool, verify: bool, verify_timeout: str,
+    verify_format: str, max_moving_partitions: int | None, max_moving_bytes: int | None, reassign_wait: str | None,
     allow_no_brokers: bool, lock_timeout: float | None,
 ) -> None:
     """Apply a plan file, or plan and apply CLUSTER…; exit 3 on a stale plan or a held lock."""
@@ -137,7 +139,7 @@ def apply(
         click.echo(apply_summary([]), err=True)
         return
     for p in pending:
-        guard(p, states[p.cluster], allow_destructive, allow_secret_rotation)
+        guard(p, states[p.cluster], allow_destructive, allow_secret_rotation, allow_downgrade)
     # a plan's secret references must be the ones the manifests name for their keys now (a plan file is data)
     named = {p.cluster: named_for(p, states[p.cluster], obj.repo) for p in pending}
     missing = [d for p in pending for d in plan_secret_problems(p, states[p.cluster], obj.repo, named[p.cluster])]
@@ -160,7 +162,7 @@ def apply(
     moves = move_options(max_moving_partitions, max_moving_bytes, reassign_wait)
     _write_all(obj, pending, states, log_path, named, allow_destructive=allow_destructive,
                allow_secret_rotation=allow_secret_rotation, lock_timeout=lock_timeout,
-               allow_no_brokers=allow_no_brokers or None, moves=moves)
+               allow_no_brokers=allow_no_brokers or None, moves=moves, allow_downgrade=allow_downgrade)
     click.echo(apply_summary(pending), err=True)
     if verify and CANCELLED.is_set():  # a signal during the last batch: everything is applied, nothing verified
         raise ApplyInterrupted("interrupted after every plan was applied completely; --verify was not run "
@@ -184,7 +186,7 @@ def move_options(max_partitions: int | None, max_bytes: int | None, wait: str | 
 def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, ClusterSettings], log_path: Path,
                named: Mapping[str, NamedSecrets], *, allow_destructive: bool, allow_secret_rotation: bool,
                lock_timeout: float | None, allow_no_brokers: bool | None = None,
-               moves: MoveOptions | None = None) -> None:
+               moves: MoveOptions | None = None, allow_downgrade: bool = False) -> None:
     """Each plan applied in turn; a signal stops between batches, and the report says what was committed."""
     from reconciler.apply import apply_cluster_plan
 
@@ -199,7 +201,8 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
                                             allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
                                             progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
                                             named=named[p.cluster], stop=CANCELLED.is_set,
-                                            allow_no_brokers=allow_no_brokers, moves=moves)
+                                            allow_no_brokers=allow_no_brokers, moves=moves,
+                                            allow_downgrade=allow_downgrade)
                 phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, "
                            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
                            f"in {result.batches} batch(es)")

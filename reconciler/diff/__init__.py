@@ -4,7 +4,8 @@
   declared are removed, except `policy.ignoreKeys`, the replication throttles that kafka-reassign-partitions
   sets and SCRAM credentials in users/<user> (the last two unless declared). Those are counted in `ignored`.
 * Live entities that no manifest declares are unmanaged: listed, never touched, unless `policy.prune`
-  (brokers/clients/users/ips only; topics are never pruned nor deleted).
+  (brokers/clients/users/ips/groups/client-metrics only; topics are never pruned nor deleted, feature levels
+  never lowered because no manifest names them).
 * Quota entities left without config and without children are deleted, as Kafka's `tryCleanQuotaNodes`
   does; broker and topic znodes are kept as `{"version":1,"config":{}}`.
 Linear in the number of entities and keys. Every change is planned with risk "safe"; `risk.annotate`
@@ -28,7 +29,7 @@ from reconciler.reassign import plan_reassignment
 __all__ = ["SecretState", "build_plan", "entity_sort_key"]
 
 QUOTA_TYPES = frozenset({"clients", "users", "ips"})
-PRUNABLE_TYPES = frozenset({"brokers", "clients", "users", "ips"})
+PRUNABLE_TYPES = frozenset({"brokers", "clients", "users", "ips", "groups", "client-metrics"})
 _NO_SECRETS: Mapping[tuple[EntityRef, str], SecretState] = MappingProxyType({})
 
 _Target = tuple[EntityRef, Mapping[str, DesiredValue], SourceRef | None]

@@ -15,6 +15,7 @@ from reconciler import values
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import (
+    KRAFT_ENTITY_TYPES,
     REPLICATION_THROTTLE_KEYS,
     DesiredValue,
     EntityRef,
@@ -60,6 +61,8 @@ class Comparer:
             elif scope == "brokers":
                 resolved = self.catalog.resolve_broker(name, self.version)
                 key, password = resolved.base, password or resolved.password
+            elif scope in KRAFT_ENTITY_TYPES:  # groups, client-metrics, features (catalog/line.py)
+                key = self.catalog.entity_key(scope, name, self.version)
             else:
                 key = self.catalog.quota(scope, name)
             info = self._info[(scope, name)] = (key, password)
@@ -121,6 +124,7 @@ class ConfigDiffer:
             key in self.ignore_keys
             or key in REPLICATION_THROTTLE_KEYS
             or (ref.entity_type == "users" and key in SCRAM_KEYS and not self.prune_scram)
+            or ref.entity_type == "features"  # a level no manifest declares is left as finalized, never lowered
         )
 
     def diff(
@@ -153,7 +157,7 @@ class ConfigDiffer:
                 if self.always_ignored(ref, key) and not (key in SCRAM_KEYS and _declares_scram(ref, desired)):
                     # `Ignored:` counts keys left alone by policy.ignoreKeys and the replication throttles; a
                     # user's undeclared SCRAM credential is not a config key left alone: never counted there
-                    out.ignored += key not in SCRAM_KEYS
+                    out.ignored += key not in SCRAM_KEYS and ref.entity_type != "features"  # levels: not config
                     out.empty_after = False
                     continue
                 out.changes.append(self._remove(scope, key, have, entity_source))

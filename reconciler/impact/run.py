@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import ReconcilerError
+from reconciler.impact.kafka4 import kafka4_summary
 from reconciler.model import DesiredState
 from reconciler.progress import NO_PROGRESS, Progress
 
@@ -106,6 +107,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
                 summary["policy"] = policy  # kind Policy over every topic after the change (policy_counts)
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
+            summary.update(kafka4_summary(inv, states))  # group configs, subscriptions, feature levels
             at_risk = _consumers(summary, changes, inv, inventory_dir, states, opts, base)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
                                  "change": change}

@@ -17,6 +17,7 @@ from typing import Any
 
 from reconciler.catalog import Catalog, ConfigKey
 from reconciler.importer.acls import acls_doc
+from reconciler.importer.kafka4 import kafka4_files
 from reconciler.importer.listeners import compile_listeners
 from reconciler.manifests.fleet import FleetLayer
 from reconciler.model import DEFAULT_ENTITY, REPLICATION_THROTTLE_KEYS, EntityRef, LiveState
@@ -269,6 +270,7 @@ def compose(
     acls = acls_doc(live.acls)  # importer/acls.py
     if acls is not None:
         files["acls.yaml"] = [acls]
+    files.update(kafka4_files(live, writer, catalog, spec.kafka_version))  # groups, client metrics, features
     ignore: list[str] = []
     if writer.hidden:  # after every document: the keys each of them left out
         inherited = fleet.policy.get("ignoreKeys")

@@ -34,6 +34,7 @@ from reconciler.brokers.verify import admin_security
 from reconciler.errors import ApplyInterrupted, ConflictError, Diagnostic, ReconcilerError, printable
 from reconciler.kraft.admin import KraftAdmin
 from reconciler.kraft.drift import date_drift
+from reconciler.kraft.kafka4 import with_kafka4_state
 from reconciler.kraft.localstate import LocalStore
 from reconciler.kraft.operations import Operations, Unit, operations
 from reconciler.kraft.passwords import compare_kraft_secrets
@@ -114,6 +115,7 @@ class KraftConnection:
         except Exception as exc:  # kafka-python's errors: named by type, never with a credential
             raise BrokerAdminError(f"cluster {desired.cluster.name}: reading the {self.admin.where} failed "
                                    f"({type(exc).__name__})") from None
+        live = with_kafka4_state(self.admin, live, desired, types)  # groups, client metrics, feature levels
         if checks is not None:
             checks.extend(state_exposure(live, self.cluster))
         if not _names_a_secret(desired, live):

@@ -23,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.kraft import features
 from reconciler.kraft.admin import BROKER, DELETE, SET, TOPIC
+from reconciler.kraft.groups import CLIENT_METRICS, GROUP
 from reconciler.kraft.passwords import fingerprints
 from reconciler.kraft.read import QUOTA_TYPES
 from reconciler.model import DEFAULT_ENTITY, EntityRef, Secret
@@ -32,6 +34,8 @@ from reconciler.secrets.scram import MECHANISMS
 
 SecretFor = Callable[[Change, EntityRef], Secret]
 _QUOTA_ENTITY = {v: k for k, v in QUOTA_TYPES.items()}  # our entity types -> ClientQuotaEntity types
+# config entity types -> ConfigResource.Type (groups and client-metrics: Kafka 4.x / 3.7+, kraft/groups.py)
+_RESOURCE_TYPES = {"brokers": BROKER, "topics": TOPIC, "groups": GROUP, "client-metrics": CLIENT_METRICS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +139,7 @@ class _Builder:
                 writes.append(KeyWrite(ref.display, change.key, None, True, found[1]))
         if ops:
             name = "" if ref.name == DEFAULT_ENTITY else ref.name
-            rtype = BROKER if ref.entity_type == "brokers" else TOPIC
+            rtype = _RESOURCE_TYPES[ref.entity_type]
             self.configs.append(Step("IncrementalAlterConfigs", f"configs of {ref.display}",
                                      [Unit(f"{ref.display} config ({len(ops)} key(s))", tuple(writes))],
                                      [(rtype, name, ops)]))
@@ -192,6 +196,9 @@ _ENTITY_STEPS: dict[str, Callable[[_Builder, EntityPlan], None]] = {
     "users": _Builder.quota_entity,
     "clients": _Builder.quota_entity,
     "ips": _Builder.quota_entity,
+    "groups": _Builder.config_entity,
+    "client-metrics": _Builder.config_entity,
+    "features": lambda _builder, _entity: None,  # one UpdateFeatures for the plan: _feature_steps
 }
 
 
@@ -203,6 +210,7 @@ def operations(plan: Plan, secret_for: SecretFor | None) -> Operations:
     ops = Operations()
     ops.steps += builder.scram_steps()
     ops.steps += _acl_steps(plan)
+    ops.steps += _feature_steps(plan)
     if plan.topics_to_create:
         ops.steps.append(Step("CreateTopics", "topics created",
                               [Unit(f"create topic {t.name}", (KeyWrite(f"topics/{t.name}", "(topic)", "exists"),
@@ -228,6 +236,18 @@ def operations(plan: Plan, secret_for: SecretFor | None) -> Operations:
                                                                         removed=True),), "deletion")
                                for t in plan.topics_to_delete], [t.name for t in plan.topics_to_delete]))
     return ops
+
+
+def _feature_steps(plan: Plan) -> list[Step]:
+    """Feature levels (kraft/features.py): one UpdateFeatures, validated first like the configs, and sent before
+    them, so a config that needs a new level (ELR's cluster-level min.insync.replicas) finds it."""
+    wanted = features.updates(plan)
+    if not wanted:
+        return []
+    where = features.REF.display
+    return [Step("UpdateFeatures", "feature levels",
+                 [Unit(f"{where} {u.feature} -> {u.level}" + (" (downgrade)" if u.downgrade else ""),
+                       (KeyWrite(where, u.feature, str(u.level)),)) for u in wanted], list(wanted))]
 
 
 def _upper(name: str) -> str:  # SecurityUtils.operationName's inverse: IdempotentWrite -> IDEMPOTENT_WRITE

@@ -34,6 +34,8 @@ from reconciler.kraft.admin import (
     KraftAdmin,
     Refusal,
 )
+from reconciler.kraft.features import finalized_levels, update_features
+from reconciler.kraft.groups import RESOURCES as GROUP_RESOURCES
 from reconciler.kraft.operations import Operations, Step, Unit, operations
 from reconciler.kraft.read import dynamic_values
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec
@@ -91,6 +93,11 @@ def stale_changes(admin: KraftAdmin, plan: Plan) -> list[str]:
             name = "" if ref.name == DEFAULT_ENTITY else ref.name
             answer = admin.describe_configs(BROKER, [name], node=int(name) if name else None).get(name, [])
             live = dynamic_values(answer, DYNAMIC_DEFAULT_BROKER_CONFIG if not name else DYNAMIC_BROKER_CONFIG)
+        elif ref.entity_type in GROUP_RESOURCES:  # groups, client-metrics (kraft/groups.py)
+            rtype, _name, source = GROUP_RESOURCES[ref.entity_type]
+            live = dynamic_values(admin.describe_configs(rtype, [ref.name]).get(ref.name, []), source)
+        elif ref.entity_type == "features":
+            live = {k: str(v) for k, v in finalized_levels(admin).items()}  # 0: not finalized
         else:
             continue
         for change in entity.changes:
@@ -118,7 +125,7 @@ def as_errors(lines: Sequence[str]) -> list[Diagnostic]:
     return [Diagnostic("error", line) for line in lines]
 
 
-_VALIDATED = {"IncrementalAlterConfigs", "CreateTopics", "CreatePartitions", "AlterClientQuotas"}
+_VALIDATED = {"IncrementalAlterConfigs", "CreateTopics", "CreatePartitions", "AlterClientQuotas", "UpdateFeatures"}
 
 
 def validate(admin: KraftAdmin, ops: Operations) -> list[str]:
@@ -183,6 +190,9 @@ def _send(admin: KraftAdmin, step: Step, validate_only: bool = False) -> list[tu
     elif step.request == "DeleteTopics":
         answers = admin.delete_topics(payloads)
         by_name = dict(zip(payloads, units, strict=True))
+    elif step.request == "UpdateFeatures":  # kraft/features.py: one request, refused per feature
+        answers = update_features(admin, payloads, validate_only)
+        by_name = {u.feature: unit for u, unit in zip(payloads, units, strict=True)}
     else:  # AlterUserScramCredentials, CreateAcls, DeleteAcls: answers in request order
         send: Callable[[Sequence[Any]], list[Refusal]] = getattr(admin, _IN_ORDER[step.request])
         return [(r, units[r.index]) for r in send(payloads)]

@@ -17,6 +17,7 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.acls import build_acls
 from reconciler.manifests.convert import layer_config, marker, secret_ref
 from reconciler.manifests.desired_features import build_features
+from reconciler.manifests.desired_groups import build_client_metrics, build_groups
 from reconciler.manifests.desired_parts import (
     Declared,
     build_listeners,
@@ -314,7 +315,9 @@ def build_desired(
     build_quotas(sources.documents, catalog, declared, diags)
     acls = build_acls(sources.documents, diags)
     build_scram_users(sources.documents, declared, diags)  # beside the users' quotas: after them
-    features = build_features(sources.documents, catalog, version, diags)
+    features = build_features(sources.documents, catalog, version, declared, diags)
+    build_groups(sources.documents, catalog, version, declared, diags)
+    build_client_metrics(sources.documents, catalog, version, declared, diags)
 
     entities = {
         ref: DesiredEntity(ref, frozen_map(config), declared.sources.get(ref))

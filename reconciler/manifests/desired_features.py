@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 
 from reconciler.catalog import Catalog
 from reconciler.errors import Diagnostic
+from reconciler.manifests.desired_parts import Declared
 from reconciler.manifests.load import Document
-from reconciler.model import DesiredFeature, frozen_map
+from reconciler.model import FEATURES_ENTITY, DesiredFeature, DesiredValue, EntityRef, frozen_map
 
 
-def build_features(documents: Sequence[Document], catalog: Catalog, version: str,
+def build_features(documents: Sequence[Document], catalog: Catalog, version: str, declared: Declared,
                    diags: list[Diagnostic]) -> Mapping[str, DesiredFeature]:
+    """The declared levels (`DesiredState.features`, for the rules), and the config entity `features/cluster`
+    whose keys are the features with a resolved level (what diff, plan, apply and verify handle)."""
     known = catalog.features(version)
     found: dict[str, DesiredFeature] = {}
     for doc in documents:
@@ -33,4 +36,8 @@ def build_features(documents: Sequence[Document], catalog: Catalog, version: str
             text = str(raw)
             feature = known.get(name)
             found[name] = DesiredFeature(name, text, feature.level(text) if feature else None, source)
+    levels = {f.name: DesiredValue(str(f.level), f.source) for f in found.values() if f.level is not None}
+    if levels:
+        first = min((f.source for f in found.values() if f.source is not None), default=None)
+        declared.add_entity(EntityRef("features", FEATURES_ENTITY), levels, first, diags)
     return frozen_map(found)

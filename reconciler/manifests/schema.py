@@ -45,6 +45,8 @@ KINDS: Mapping[str, str] = MappingProxyType(
         "Quotas": "quotas.json",
         "Acls": "acls.json",
         "Features": "features.json",
+        "Groups": "groups.json",
+        "ClientMetrics": "client-metrics.json",
         "FleetDefaults": "fleet-defaults.json",
         "Policy": "policy.json",
     }

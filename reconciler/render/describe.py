@@ -22,7 +22,8 @@ from reconciler.render.styled import Block, Table, line
 from reconciler.units import describe as with_unit
 from reconciler.units import parse_int
 
-_TYPE_ORDER = {"brokers": 0, "topics": 1, "users": 2, "clients": 3, "ips": 4}
+_TYPE_ORDER = {"brokers": 0, "topics": 1, "users": 2, "clients": 3, "ips": 4, "groups": 5, "client-metrics": 6,
+               "features": 7}
 _SOURCE_LABEL = {
     "TOPIC_CONFIG": "topic override",
     "DYNAMIC_BROKER_CONFIG": "per-broker",
@@ -30,6 +31,9 @@ _SOURCE_LABEL = {
     "STATIC_BROKER_CONFIG": "static",
     "DEFAULT_CONFIG": "Kafka default",
     "QUOTA_CONFIG": "quota",
+    "DYNAMIC_GROUP_CONFIG": "group config",
+    "DYNAMIC_CLIENT_METRICS_CONFIG": "subscription",
+    "FINALIZED_FEATURE": "finalized",
 }
 
 

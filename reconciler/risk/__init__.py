@@ -30,6 +30,7 @@ from reconciler.catalog import Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, EntityPlan, Plan, TopicCreate
 from reconciler.risk.acls import rate_acl_plan
+from reconciler.risk.features import feature_risk
 from reconciler.risk.inherit import RiskContext
 from reconciler.risk.reassign import rate_reassignment
 from reconciler.risk.topics import NewTopic, rate_created_topic
@@ -417,6 +418,11 @@ def scram_risk(user: str, key: str, op: ChangeOp, redacted: RedactedState | None
 def _rate(ctx: RiskContext, ref: EntityRef, change: Change, memo: _Memo) -> Change:
     if change.sensitive and ref.entity_type == "users" and ref.client is None and change.key in _SCRAM_KEYS:
         risk, reasons = scram_risk(ref.name, change.key, change.op, change.redacted)
+        return change if (risk, reasons) == (change.risk, change.reasons) else replace(change, risk=risk,
+                                                                                       reasons=reasons)
+    if ref.entity_type == "features":  # finalized feature levels (risk/features.py)
+        risk, reasons = feature_risk(ctx.catalog, ctx.desired.cluster.kafka_version, change.key, change.before,
+                                     change.after)
         return change if (risk, reasons) == (change.risk, change.reasons) else replace(change, risk=risk,
                                                                                        reasons=reasons)
     needs_rf = change.key == "min.insync.replicas"

@@ -8,10 +8,12 @@ from reconciler.model import DesiredState
 from reconciler.rules.acls import check_acl_names
 from reconciler.rules.broker_context import check_broker_context
 from reconciler.rules.broker_values import check_broker_values
+from reconciler.rules.client_metrics import check_client_metrics
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.configs import check_configs
 from reconciler.rules.elr import check_elr
 from reconciler.rules.features import check_features
+from reconciler.rules.groups import check_groups
 from reconciler.rules.limits import Limits
 from reconciler.rules.listeners import check_listeners
 from reconciler.rules.placement import check_placement
@@ -49,5 +51,7 @@ def validate_counted(
         *check_elr(state),
         *check_broker_context(state, catalog),
         *check_quota_values(state, catalog),
+        *check_groups(state, catalog),
+        *check_client_metrics(state, catalog),
         *bounded,
     ], count

@@ -15,7 +15,7 @@ from typing import Literal
 from reconciler.model import DEFAULT_ENTITY, EntityRef
 from reconciler.plan import Plan
 
-Kind = Literal["broker", "topic", "quota", "layout", "acl", "scram"]
+Kind = Literal["broker", "topic", "quota", "layout", "acl", "scram", "resource", "feature"]
 PRESENT = "present"  # an ACL entry's expected value: DescribeAcls reports it
 
 DYNAMIC_DEFAULT_BROKER = "DYNAMIC_DEFAULT_BROKER_CONFIG"
@@ -29,6 +29,11 @@ DELETED = "deleted"  # a topic's layout key: the topic must no longer be reporte
 # SCRAM credentials in users/<user> (ScramMechanism names): DescribeUserScramCredentials reports each user's
 # mechanisms with their iterations (never a key or salt); the expectation's value is the iteration count.
 SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
+
+# Config resources of Kafka 4.x (KRaft): our entity type -> (the ConfigResource.Type name, the source a key set
+# on one is reported from). DescribeConfigs answers for a group id / subscription name.
+RESOURCE_SOURCES = {"groups": ("GROUP", "DYNAMIC_GROUP_CONFIG"),
+                    "client-metrics": ("CLIENT_METRICS", "DYNAMIC_CLIENT_METRICS_CONFIG")}
 
 # DescribeClientQuotas' entity types (ClientQuotaEntity.USER, CLIENT_ID, IP) for our config entity types.
 QUOTA_ENTITY_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
@@ -79,6 +84,11 @@ def expectations(plan: Plan, brokers: Sequence[int]) -> tuple[Expectation, ...]:
             elif ref.entity_type == "topics":
                 out.append(Expectation(ref.display, change.key, "topic", ref.name, value, DYNAMIC_TOPIC,
                                        change.sensitive))
+            elif ref.entity_type in RESOURCE_SOURCES:  # a group's config, a client-metrics subscription
+                out.append(Expectation(ref.display, change.key, "resource", ref.display, value,
+                                       RESOURCE_SOURCES[ref.entity_type][1]))
+            elif ref.entity_type == "features":  # DescribeFeatures: the finalized level
+                out.append(Expectation(ref.display, change.key, "feature", ref.name, value))
             elif ref.entity_type == "users" and ref.client is None and change.key in SCRAM_KEYS:
                 iterations = None if removed or change.iterations is None else str(change.iterations)
                 out.append(Expectation(ref.display, change.key, "scram", ref.name, iterations))

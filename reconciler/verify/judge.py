@@ -149,3 +149,9 @@ def judge_scram(exp: Expectation, reported: Mapping[str, Mapping[str, int]]) -> 
 def worst(outcomes: Sequence[Outcome]) -> Status:
     order = {"taken": 0, "unreachable": 1, "not_taken": 2}
     return max((o.status for o in outcomes), key=order.__getitem__, default="taken")
+
+
+def judge_feature(exp: Expectation, reported: Mapping[str, int]) -> Outcome:
+    """A feature level against DescribeFeatures' finalized levels (a feature not finalized is at 0)."""
+    level = reported.get(exp.key, 0)
+    return TAKEN if str(level) == exp.value else Outcome("not_taken", f"finalized at {level}")

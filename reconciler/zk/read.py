@@ -35,6 +35,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from reconciler.errors import LiveStateError
 from reconciler.model import (
     ENTITY_TYPES,
+    KRAFT_ENTITY_TYPES,
     AclResource,
     BrokerRegistration,
     ControllerInfo,
@@ -58,6 +59,7 @@ ReadProgress = Callable[[int, int], None]  # (znode answers received, requests i
 # apply's pre-read); these names stay for the tests that patch or inspect them
 _MultiRead = multiread.MultiRead
 _multi_read_support = multiread.NO_MULTI_READ
+ZK_ENTITY_TYPES = frozenset(ENTITY_TYPES) - KRAFT_ENTITY_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ log = logging.getLogger(__name__)
 class ReadScope:
     """What to read: whole entity types, single declared entities of other types, brokers, topics."""
 
-    entity_types: frozenset[str] = frozenset(ENTITY_TYPES)  # /config/<type> listed and read fully
+    entity_types: frozenset[str] = ZK_ENTITY_TYPES  # /config/<type> listed and read fully
     extra_entities: frozenset[EntityRef] = frozenset()  # read even if their type is not listed
     brokers: bool = True  # /brokers/ids/*
     topics: bool = True  # /brokers/topics/*
@@ -75,6 +77,9 @@ class ReadScope:
     def __post_init__(self) -> None:
         if unknown := set(self.entity_types) - set(ENTITY_TYPES):
             raise ValueError(f"unknown entity types {sorted(unknown)}")
+        # every type of a whole read (prune, snapshot) but those a ZooKeeper-mode cluster cannot hold (groups,
+        # client-metrics, features: KRaft only; validation refuses them for ZooKeeper clusters)
+        object.__setattr__(self, "entity_types", frozenset(self.entity_types) & ZK_ENTITY_TYPES)
 
 
 class _Pipeline:

@@ -213,7 +213,8 @@ def test_scope_limits_what_is_read(zk_client: KazooClient) -> None:
     assert state.brokers == {} and state.topics == {}
     assert state.controller is not None
     with pytest.raises(ValueError):
-        ReadScope(entity_types=frozenset({"groups"}))
+        ReadScope(entity_types=frozenset({"widgets"}))
+    assert ReadScope(entity_types=frozenset({"topics", "groups", "features"})).entity_types == {"topics"}
 
 
 @MULTI

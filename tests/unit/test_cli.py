@@ -144,7 +144,7 @@ def test_describe_entity_syntax(text: str, ref: EntityRef) -> None:
     assert parse_entity(text) == ref
 
 
-@pytest.mark.parametrize("text", ["orders", "topics/", "groups/x", "brokers/one"])
+@pytest.mark.parametrize("text", ["orders", "topics/", "widgets/x", "brokers/one"])
 def test_describe_rejects_a_malformed_entity(text: str) -> None:
     with pytest.raises(ReconcilerError, match="entity"):
         parse_entity(text)

@@ -44,7 +44,7 @@ MALFORMED: dict[str, tuple[Any, str]] = {
                                                         "changes": [{"key": "k", "op": "x"}]}]}]},
         "plans[0].entities[0].changes[0].op: not one of the allowed values"),
     "an unknown entity type": (
-        {"plans": [{**VALID["plans"][0], "entities": [{"entity": {"type": "groups", "name": "1"}, "changes": []}]}]},
+        {"plans": [{**VALID["plans"][0], "entities": [{"entity": {"type": "widgets", "name": "1"}, "changes": []}]}]},
         "plans[0].entities[0].entity.type: not one of the allowed values"),
     "a huge number": ({"plans": [{**VALID["plans"][0], "ignored": 10**40}]}, "plans[0].ignored: number out of range"),
     "another format version": ({**VALID, "formatVersion": 2}, "unsupported plan format version"),
