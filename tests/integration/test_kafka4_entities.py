@@ -13,15 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.backends import backend_for
-from reconciler.catalog import load_catalog
-from reconciler.importer.compose import Writer
-from reconciler.importer.kafka4 import kafka4_files
 from reconciler.kraft.admin import DELETE, KraftAdmin
 from reconciler.kraft.features import finalized_levels
 from reconciler.kraft.groups import CLIENT_METRICS, GROUP
-from reconciler.model import FEATURES_ENTITY, AdminClientSpec, EntityRef
-from reconciler.workflow import load_desired
+from reconciler.model import FEATURES_ENTITY, AdminClientSpec
 from tests.integration.test_gitops import commit, invoke, make_repo
 from tests.integration.test_kraft_backend import KRAFT_CLUSTER
 from tests.kraftbrokers import REPO, KraftCluster
@@ -137,29 +132,19 @@ def test_groups_client_metrics_and_features_on_kafka_4_1(kraft4: KraftCluster, t
     item = drifted[(f"groups/{group}", "consumer.session.timeout.ms")]
     assert (item["expected"], item["live"]) == ("50000", "55000"), report
 
-    # import: the live entities written back as manifests plan no changes for them
-    states, _ = load_desired(root, ["k4"])
-    with backend_for(states["k4"].cluster).connect(states["k4"].cluster, root) as connection:
-        live = connection.read(states["k4"], entity_types=frozenset({"groups", "client-metrics", "features"}))
-    imported = kafka4_files(live, Writer(load_catalog(), "4.1"), load_catalog(), "4.1")
-    assert {"groups.yaml", "client-metrics.yaml", "features.yaml"} <= set(imported)
-    import yaml
-
-    other = make_repo(tmp_path / "imported")
-    other_root = Path(other.working_tree_dir or ".")
-    elr = live.entities[EntityRef("brokers", "<default>")].config.get("min.insync.replicas") \
-        if EntityRef("brokers", "<default>") in live.entities else None
-    brokers = ("apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {broker: default}\nspec:\n  config:\n"
-               f"    min.insync.replicas: {elr or 1}\n")
-    commit(other, "imported", {"clusters/k4/cluster.yaml": cluster, "clusters/k4/brokers.yaml": brokers,
-                               **{f"clusters/k4/{n}": yaml.safe_dump_all(docs, sort_keys=False)
-                                  for n, docs in imported.items()}})
-    code, out, err = invoke(capsys, "--repo", str(other_root), "plan", "k4", "--format", "json")
-    assert code == 0, err
-    kinds = {"groups", "client-metrics", "features"}
-    left = [(e["entity"], c["key"]) for e in json.loads(out)["plans"][0]["entities"]
-            if e["entity"]["type"] in kinds for c in e["changes"]]
-    assert left == []
+    # import (`reconciler import --bootstrap-servers`): the live entities written as manifests, a plan on them empty
+    imported = tmp_path / "imported"
+    code, _, err = invoke(capsys, "--repo", str(imported), "import", "k4i", "--bootstrap-servers", kraft4.bootstrap,
+                          "--kafka-version", "4.1")
+    assert code == 0 and "checked: a plan on the imported manifests shows no changes" in err, err
+    written = imported / "clusters" / "k4i"
+    assert f"{group}:" in (written / "groups.yaml").read_text()
+    subscriptions = (written / "client-metrics.yaml").read_text()
+    assert f"{sub}:" in subscriptions and "client_id: orders-.*" in subscriptions
+    levels = (written / "features.yaml").read_text()
+    assert "metadata.version: 4.1-IV1" in levels and "share.version: 1" in levels
+    code, out, err = invoke(capsys, "--repo", str(imported), "plan", "k4i", "--detailed-exitcode")
+    assert code == 0 and "No changes." in out, err
 
     # lowering a level needs --allow-downgrade; sent with it, the controller takes the safe downgrade
     commit(repo, "share groups off", {f"clusters/k4/{n}": t for n, t in documents(group, sub, share=0).items()})
