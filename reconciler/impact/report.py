@@ -12,6 +12,7 @@ from typing import Any
 from reconciler.catalog import load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.impact.kafka4 import markdown as kafka4_markdown
+from reconciler.impact.moves import markdown as moves_markdown
 from reconciler.impact.policy_counts import policy_change_markdown, policy_markdown
 from reconciler.model import SourceRef
 from reconciler.render.consumers import markdown as consumer_markdown
@@ -207,6 +208,7 @@ def render_markdown(summary: dict[str, Any], *, consumers: bool = True) -> str:
     lines += policy_change_markdown(s.get("policy") or {}, _cell)
     lines += _access(s.get("access"))
     lines += kafka4_markdown(s.get("kafka4"), _cell)  # group configs, subscriptions, feature levels
+    lines += moves_markdown(s.get("moves"))
     lines += _sections(s)
     text = "\n".join(lines) + "\n"
     if len(text) > BUDGET:  # the tables are bounded; this guards odd cases (very long names)

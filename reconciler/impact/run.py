@@ -71,6 +71,7 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
     from reconciler.impact.gitbase import assess
     from reconciler.impact.inventory import read_inventory
     from reconciler.impact.job import compute_changes, release_cached
+    from reconciler.impact.moves import assess_moves
     from reconciler.impact.outputs import write_outputs
     from reconciler.impact.policy_counts import fleet_policy_counts
     from reconciler.impact.session import EarlyStart, spark_session
@@ -108,6 +109,8 @@ def run_impact(opts: ImpactOptions) -> dict[str, Any]:
             if (access := assess_access(spark, inventory_dir, states)) is not None:
                 summary["access"] = access  # ACL entries and principals losing access (impact/access.py)
             summary.update(kafka4_summary(inv, states))  # group configs, subscriptions, feature levels
+            if (moves := assess_moves(spark, inv, states)) is not None:
+                summary["moves"] = moves  # what replica moves copy (impact/moves.py)
             at_risk = _consumers(summary, changes, inv, inventory_dir, states, opts, base)
             summary["source"] = {"before": before, "after": "manifests", "gitBase": opts.git_base,
                                  "change": change}
