@@ -182,14 +182,25 @@ def apply_cluster_plan(
         if connection is None:
             connection = stack.enter_context(backend_for(desired.cluster).connect(desired.cluster, root,
                                                                                   notify=notify))
+        return _apply_and_move(request, connection, root, moves)
+
+
+def _apply_and_move(request: ApplyRequest, connection: Connection, root: Path, moves: MoveOptions | None
+                    ) -> ApplyResult:
+    """The plan's writes (the backend's apply), then its replica moves (reconciler/reassigning.py: throttled,
+    resumable). A plan of moves an earlier pass started only (or their throttles to remove) writes, locks and
+    audits nothing here: the pass that started them has its audit entry."""
+    plan = request.plan
+    if plan.reassignment is not None and not plan.reassignment.pending and replace(plan, reassignment=None).is_empty:
+        result = ApplyResult(0, 0, 0, 0, 0, None)
+    else:
         result = connection.apply(request)
-        if plan.reassignment is None:
-            return result
-        # the replica moves, after the config writes (reconciler/reassigning.py: throttled, resumable)
-        admin = stack.enter_context(reassign_admin(desired.cluster, root))
-        outcome = run_reassignment(plan, desired.cluster, connection, admin, user=audit.user, now=audit.time,
-                                   options=moves, notify=notify, stop=stop)
-        return replace(result, reassignment=outcome)
+    if plan.reassignment is None:
+        return result
+    with reassign_admin(request.settings.cluster, root) as admin:
+        outcome = run_reassignment(plan, request.settings.cluster, connection, admin, user=request.audit.user,
+                                   now=request.audit.time, options=moves, notify=request.notify, stop=request.stop)
+    return replace(result, reassignment=outcome)
 
 
 def allow_no_brokers_default() -> bool:

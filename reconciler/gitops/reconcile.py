@@ -33,6 +33,7 @@ from reconciler.manifests.policy import live_violations
 from reconciler.manifests.validate import cluster_shares, load_and_validate
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
+from reconciler.reassigning import MoveOptions
 from reconciler.units import counted
 from reconciler.verify.report import VerifyReport
 from reconciler.workflow import ClusterPlan, now_utc, plan_against, with_backend_checks, with_placement_facts
@@ -176,6 +177,7 @@ class _Runner:
                 audit_log=self.options.audit_log, user=self.options.user,
                 lock_timeout_s=self.options.lock_timeout_s, notify=self.options.notify,
                 connection=connection, allow_no_brokers=self.options.allow_no_brokers,
+                moves=MoveOptions(wait_s=0.0),  # a pass starts replica moves; the next ones continue, then clean up
             )
         except Interrupted:
             raise

@@ -18,7 +18,7 @@ from reconciler.model import DesiredState, DesiredTopic, InFlightMove, LiveState
 from reconciler.plan import PartitionMove, Reassignment
 from reconciler.reassign.placement import Placed, PlacementError, TopicPlacement, place
 from reconciler.reassign.record import Record, parse
-from reconciler.reassign.throttles import BROKER_KEYS, TOPIC_KEYS
+from reconciler.reassign.throttles import BROKER_KEYS, TOPIC_KEYS, throttles
 
 __all__ = ["PlacementError", "facts_needed", "plan_reassignment", "requested_moves"]
 
@@ -144,8 +144,34 @@ def plan_reassignment(desired: DesiredState, live: LiveState) -> tuple[Reassignm
             "adminClient"))
     spec = desired.cluster.reassignment
     ordered = tuple(moves[tp] for tp in sorted(moves))
+    diags.extend(_declared_throttles(desired, ordered))
     return Reassignment(ordered, spec.throttle, spec.max_partitions, spec.max_bytes, leftover,
                         _started_by(record)), diags
+
+
+def _declared_throttles(desired: DesiredState, moves: tuple[PartitionMove, ...]) -> list[Diagnostic]:
+    """A throttle key the manifests declare where the reassignment sets its own (the rates on the brokers it
+    involves, the replica lists on its topics) would be overwritten and then removed: an error at the key."""
+    th = throttles(moves, desired.cluster.reassignment.throttle)
+    brokers, topics = {str(b) for b in th.brokers}, set(th.topics)
+    out = []
+    for ref, entity in desired.entities.items():
+        if ref.entity_type == "brokers" and ref.name in brokers:
+            for key in BROKER_KEYS:
+                if key in entity.config:
+                    out.append(Diagnostic(
+                        "error", f"brokers/{ref.name} declares {key}, which the planned reassignment sets on every "
+                        "broker it involves (spec.reassignment.throttle) and removes when done: remove the "
+                        "declaration while replicas move", entity.config[key].source or entity.source, key))
+    for name in sorted(topics & set(desired.topics)):
+        for key in TOPIC_KEYS:
+            declared = desired.topics[name].config.get(key)
+            if declared is not None:
+                out.append(Diagnostic(
+                    "error", f"topic {name} declares {key}, which the planned reassignment sets to its moving "
+                    "replicas and removes when done: remove the declaration while replicas move",
+                    declared.source or desired.topics[name].source, key))
+    return out
 
 
 def _started_by(record: Record | None) -> str | None:

@@ -251,4 +251,13 @@ CASES: list[KafkaCase] = [
       '{principal: "User:bob", operation: Read}]}   #<-'), "ZkAclStore.path", "never settle"),
     k("acl-name-dots-inside", "K30", "accept", "name", acls('{type: Group, name: "a..b", entries: ['
       '{principal: "User:bob", operation: Read}]}'), "ZkAclStore.path"),
+    # --- K31: explicit replicas, as an assignment (validateTopicCreate) and a reassignment JSON (brokers 1, 2) ----
+    k("replicas-gap", "K31", "reject", "replicas", topics('    o: {replicas: {"0": [1], "2": [2]}}   #<-\n'),
+      "AdminZkClient.validateTopicCreate", "consecutive 0-based integer sequence"),
+    k("replicas-twice", "K31", "reject", "replicas", topics('    o: {replicas: {"0": [2, 2]}}   #<-\n'),
+      "ReassignPartitionsCommand.parseExecuteAssignmentArgs", "may not contain duplicate entries"),
+    k("replicas-unknown", "K31", "reject", "replicas", topics('    o: {replicas: {"0": [1, 3]}}   #<-\n'),
+      "ReassignPartitionsCommand.verifyBrokerIds", "Unknown broker id 3"),
+    k("replicas-valid", "K31", "accept", "replicas", topics('    o: {partitions: 2, replicationFactor: 2, '
+      'replicas: {"0": [1, 2], "1": [2, 1]}}\n'), "AdminZkClient.validateTopicCreate"),
 ]

@@ -183,3 +183,22 @@ def test_reassignment_keeps_older_plan_ids() -> None:
     plan, _ = build_plan(desired({"t": (1, None)}), live({"t": {0: (1,)}}))
     assert plan.reassignment is None and "reassignment" not in plan_to_json(plan)
     assert Reassignment().pending == ()
+
+
+def test_a_declared_throttle_where_the_reassignment_sets_its_own_is_an_error() -> None:
+    """kafka-reassign-partitions.sh would overwrite it and --verify remove it: the plan says so at the key."""
+    from reconciler.model import DesiredEntity, DesiredValue, EntityRef
+
+    src = SourceRef("clusters/c1/brokers.yaml", 7)
+    ref = EntityRef("brokers", "1")
+    want = desired({"t": (2, None)})
+    want = DesiredState(want.cluster, {ref: DesiredEntity(ref, {"follower.replication.throttled.rate":
+                                                                DesiredValue("1000", src)})}, want.topics)
+    _, diags = plan_reassignment(want, live({"t": {0: (1,)}}))
+    assert [(d.severity, d.source, d.key) for d in diags] == [("error", src, "follower.replication.throttled.rate")]
+    # the cluster default is no conflict: the per-broker rates the reassignment sets win over it while it runs
+    default = EntityRef("brokers", "<default>")
+    at_default = DesiredState(want.cluster, {default: DesiredEntity(default, {
+        "follower.replication.throttled.rate": DesiredValue("1000", src)})}, want.topics)
+    _, fine = plan_reassignment(at_default, live({"t": {0: (1,)}}))
+    assert fine == []
