@@ -346,9 +346,6 @@ def run_example(zk_server: ZkServer, workdir: Path, changes: list[Change], capsy
         monkeypatch.delenv("LK_INV_ENCODER")  # the PR job: no encoder secret (the template's default)
         code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "json")
         if code == 1:
-            import os
-            if os.environ.get("LK_INV_DEBUG"):
-                print("CHECK FAILED", changes, err[-1500:], file=open("/tmp/inv-debug.log", "a"))
             return  # the check failed, saying why: the invariant holds by failing
         assert code == 0, err
         plans = json.loads(out)["plans"]
@@ -359,11 +356,8 @@ def run_example(zk_server: ZkServer, workdir: Path, changes: list[Change], capsy
         repo.git.merge("--no-ff", "-m", "merge", "feature")
         _drop_empty_dirs(root)
         monkeypatch.setenv("LK_INV_ENCODER", ENCODER_SECRET)
-        _code, _out, merged_err = invoke(capsys, "--repo", str(root), "reconcile", "--once", "--allow-destructive",
-                                         "--audit-log", str(workdir / "audit.jsonl"))
-        import os
-        if os.environ.get("LK_INV_DEBUG"):
-            print(changes, merged_err, file=open("/tmp/inv-debug.log", "a"))
+        invoke(capsys, "--repo", str(root), "reconcile", "--once", "--allow-destructive", "--audit-log",
+               str(workdir / "audit.jsonl"))
         written = writes(before, dump(client, top))
         unshown = written - shown(plans, targets)
         assert not unshown, (changes, sorted(unshown), [e for p in plans for e in p["entities"]])
