@@ -24,7 +24,7 @@ from reconciler.diff import build_plan
 from reconciler.errors import Diagnostic, ReconcilerError, ValidationError, has_errors
 from reconciler.manifests.policy import planned_diagnostics
 from reconciler.manifests.validate import load_and_validate
-from reconciler.model import ClusterSpec, DesiredState, LiveState
+from reconciler.model import BrokerRegistration, ClusterSpec, DesiredState, LiveState, frozen_map
 from reconciler.plan import Plan
 from reconciler.plan import with_diagnostics as plan_with_diagnostics
 from reconciler.progress import NO_PROGRESS, Progress
@@ -74,6 +74,15 @@ def plan_against(
                    verified_passwords=tuple(sorted(secrets.verified)))
     plan = plan_with_diagnostics(plan, diags).with_id()  # its warnings travel with it (the PR comment, `show`)
     return ClusterPlan(plan, desired, tuple(diags))
+
+
+def empty_live_state(cluster: ClusterSpec) -> LiveState:
+    """A cluster with nothing in it but its declared brokers (registered without endpoints): what a cluster new in
+    a pull request is planned against, and what its first apply may write (`ownership.beyond_empty`). Its ACLs
+    are read as empty, never "not read": every grant is shown."""
+    return LiveState(cluster.name,
+                     brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in cluster.brokers}),
+                     topics=frozen_map(), entities=frozen_map(), acls=frozen_map())
 
 
 def with_diagnostics(result: ClusterPlan, extra: Sequence[Diagnostic]) -> ClusterPlan:

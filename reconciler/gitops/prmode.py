@@ -39,12 +39,12 @@ from reconciler.gitops.tree import manifests_at
 from reconciler.gitops.trusted import Trusted, changed_settings
 from reconciler.manifests.policy import load_policies, today
 from reconciler.manifests.validate import load_and_validate, operator_limits
-from reconciler.model import BrokerRegistration, DesiredState, EntityRef, LiveState, SecretRef, SourceRef, frozen_map
+from reconciler.model import DesiredState, EntityRef, SecretRef, SourceRef
 from reconciler.policy.compare import changed_policies, newly_flagged, no_longer_flagged, summary_lines
 from reconciler.policy.views import desired_view
 from reconciler.progress import NO_PROGRESS
 from reconciler.targets import describe
-from reconciler.workflow import ClusterPlan, plan_against, read_cluster, with_diagnostics
+from reconciler.workflow import ClusterPlan, empty_live_state, plan_against, read_cluster, with_diagnostics
 
 CONNECTION_NOTICE = "connection settings change: takes effect after merge; not used by this check"
 NEW_CLUSTER_NOTICE = ("new cluster in this pull request: validated and planned against an empty cluster, "
@@ -72,11 +72,7 @@ def plan_pull_request(
             f"{others[0]} (and removes clusters/{others[0]}/)")
     base_name = trusted.base_name(cluster)
     if base_name is None:
-        empty = LiveState(
-            cluster.name,
-            brokers=frozen_map({b: BrokerRegistration(b, (), frozen_map()) for b in cluster.brokers}),
-            topics=frozen_map(), entities=frozen_map(), acls=frozen_map(),  # read as empty: every grant is shown
-        )
+        empty = empty_live_state(cluster)
         notices = [f"{NEW_CLUSTER_NOTICE}; target {describe(cluster)}; {FIRST_APPLY_NOTICE}"]
         return _with_notices(plan_against(head, empty, trusted.root, revision, trusted_secret=_never), notices), \
             notices
