@@ -18,12 +18,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from reconciler.backend import ApplyRequest, ApplyResult, AuditInfo, Connection, Notify
+from reconciler.backend import ApplyRequest, ApplyResult, AuditEntry, AuditInfo, Connection, Notify, Owner
 from reconciler.backends import backend_for
 from reconciler.brokers.reassign import reassign_admin
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
 from reconciler.manifests.validate import load_settings
 from reconciler.model import ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
+from reconciler.ownership import Verdict, beyond_empty, decide
 from reconciler.plan import Change, Plan
 from reconciler.reassigning import MoveOptions, run_reassignment
 from reconciler.risk.features import is_downgrade
@@ -32,7 +33,7 @@ from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import decode
 from reconciler.secrets.refs import resolve
 from reconciler.secrets.rotation import rotated_passwords
-from reconciler.workflow import load_desired, now_utc
+from reconciler.workflow import empty_live_state, load_desired, now_utc, plan_against
 
 
 def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
@@ -150,6 +151,7 @@ def apply_cluster_plan(
     stop: Callable[[], bool] | None = None,
     allow_no_brokers: bool | None = None,
     moves: MoveOptions | None = None,
+    adopt: bool = False,
 ) -> ApplyResult:
     """`user`: who the audit entry names (default: RECONCILER_USER, else login@host). `lock_timeout_s`: how
     long to wait for another apply's lock (--lock-timeout; default RECONCILER_LOCK_TIMEOUT, else the backend's:
@@ -159,7 +161,9 @@ def apply_cluster_plan(
     `stop()`: asked between writes; true ends the apply there, reporting and auditing what was written.
     `allow_no_brokers`: write even where no broker of the declared ids is registered (default: the operator's
     RECONCILER_ALLOW_NO_BROKERS, else refused by the backend before the first write). `moves`: the pacing of the
-    plan's replica moves (bounds per step, how long to wait for them)."""
+    plan's replica moves (bounds per step, how long to wait for them). `adopt`: an operator's `apply` takes a
+    target nobody applied to for this cluster although it holds state a plan against an empty cluster did not
+    show; the scheduled `reconcile` never does (`owner_verdict`)."""
     guard(plan, desired, allow_destructive, allow_secret_rotation, allow_downgrade)
     named = named_for(plan, desired, root) if named is None else named
     check_named_secrets(plan, named)
@@ -182,11 +186,11 @@ def apply_cluster_plan(
         if connection is None:
             connection = stack.enter_context(backend_for(desired.cluster).connect(desired.cluster, root,
                                                                                   notify=notify))
-        return _apply_and_move(request, connection, root, moves)
+        return _apply_and_move(request, connection, root, moves, adopt)
 
 
-def _apply_and_move(request: ApplyRequest, connection: Connection, root: Path, moves: MoveOptions | None
-                    ) -> ApplyResult:
+def _apply_and_move(request: ApplyRequest, connection: Connection, root: Path, moves: MoveOptions | None,
+                    adopt: bool = False) -> ApplyResult:
     """The plan's writes (the backend's apply), then its replica moves (reconciler/reassigning.py: throttled,
     resumable). A plan of moves an earlier pass started only (or their throttles to remove) writes, locks and
     audits nothing here: the pass that started them has its audit entry."""
@@ -194,13 +198,65 @@ def _apply_and_move(request: ApplyRequest, connection: Connection, root: Path, m
     if plan.reassignment is not None and not plan.reassignment.pending and replace(plan, reassignment=None).is_empty:
         result = ApplyResult(0, 0, 0, 0, 0, None)
     else:
-        result = connection.apply(request)
+        result = _owned_apply(connection, request, root, adopt)
     if plan.reassignment is None:
         return result
     with reassign_admin(request.settings.cluster, root) as admin:
         outcome = run_reassignment(plan, request.settings.cluster, connection, admin, user=request.audit.user,
                                    now=request.audit.time, options=moves, notify=request.notify, stop=request.stop)
     return replace(result, reassignment=outcome)
+
+
+def _owned_apply(connection: Connection, request: ApplyRequest, root: Path, adopt: bool) -> ApplyResult:
+    """The backend's apply, between the owner check (before any write) and the owner record (after)."""
+    plan, desired = request.plan, request.settings
+    verdict = None if plan.is_empty else owner_verdict(connection, plan, desired, root, adopt)
+    result = connection.apply(request)
+    if verdict is not None:
+        record_owner(connection, verdict, plan, desired, request.audit)
+    return result
+
+
+def owner_verdict(connection: Connection, plan: Plan, desired: ClusterSettings, root: Path,
+                  adopt: bool = False) -> Verdict:
+    """Before anything is written: may this cluster directory write to this target (`ownership.decide`)? Refuses
+    (nothing written) a directory that is not the target's owner, and a first apply that would write what a plan
+    against an empty cluster (what its pull request showed) does not."""
+    cluster = desired.cluster
+    owner = connection.owner()
+    legacy = legacy_owner(connection.audit_entries()) if owner is None else None
+    extra = None
+    if owner is None and legacy is None and not adopt:
+        state = desired if isinstance(desired, DesiredState) else load_desired(root, [cluster.name])[0][cluster.name]
+        extra = beyond_empty(plan, plan_against(state, empty_live_state(cluster), root, plan.revision).plan)
+    verdict = decide(cluster, owner.cluster if owner else None, legacy, extra, adopt)
+    if verdict.action == "refuse":
+        raise RefusedError(printable(f"cluster {cluster.name}: {verdict.reason}; nothing was written"))
+    return verdict
+
+
+def record_owner(connection: Connection, verdict: Verdict, plan: Plan, desired: ClusterSettings,
+                 audit: AuditInfo) -> None:
+    """After the apply: record this directory as the target's owner (the first apply; a declared rename hands
+    it over). Recorded after the writes, so an apply the backend refused (a secured cluster, no broker registered)
+    leaves no record either."""
+    if verdict.action not in ("claim", "transfer"):
+        return
+    cluster = desired.cluster
+    claimed = Owner(cluster.name, audit.user, audit.time, plan.plan_id)
+    recorded = connection.claim(claimed, cluster.renamed_from if verdict.action == "transfer" else None)
+    if recorded.cluster != cluster.name:  # another directory's first apply claimed it meanwhile
+        raise RefusedError(printable(f"cluster {cluster.name}: the target was claimed by cluster {recorded.cluster} "
+                                     f"({recorded.claimed_by}) while this apply wrote: check both directories"))
+
+
+def legacy_owner(entries: Sequence[AuditEntry] | None) -> str | None:
+    """The cluster the newest successful apply at the target names: the owner of a target applied to before
+    owner records existed."""
+    for entry in reversed(list(entries or ())):
+        if entry.record.get("result") == "applied" and isinstance(entry.record.get("cluster"), str):
+            return str(entry.record["cluster"])
+    return None
 
 
 def allow_no_brokers_default() -> bool:

@@ -245,10 +245,11 @@ class Connection(Protocol):
         """The cluster directory recorded at the target as managing it (None: no apply claimed it yet)."""
         ...
 
-    def claim(self, owner: Owner) -> Owner:
+    def claim(self, owner: Owner, replacing: str | None = None) -> Owner:
         """Record `owner` at the target unless an owner is recorded already (compare-and-set: of two claims
-        exactly one wins); returns the owner recorded. Whether a differing owner may apply is the caller's
-        rule (a rename is `meta.renamedFrom`)."""
+        exactly one wins), or when the recorded owner names `replacing` (a declared rename hands the target
+        over, guarded the same way); returns the owner recorded. Whether a differing owner may apply is the
+        caller's rule (`ownership.decide`)."""
         ...
 
     def reassignment_record(self) -> Mapping[str, Any] | None:

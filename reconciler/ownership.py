@@ -13,8 +13,8 @@ be told apart statically; so the target itself records its owner (the backend's 
 * nobody ever applied there (a first apply): the pull request planned this cluster "against an empty cluster",
   so its first apply may write only what such a plan shows: no key removed, no entity, topic or ACL deleted, no
   partitions added, every value written one the empty-cluster plan sets. A target that already holds other
-  state is taken over only by an operator, explicitly (`--adopt`, after reading the real plan), or by importing
-  it first (`reconciler import`).
+  state is taken over only by an operator, explicitly (`reconciler apply CLUSTER`, after reading the real plan),
+  or by importing it first (`reconciler import`); the scheduled `reconcile` never takes one over.
 
 Pure: standard library and core types only.
 """
@@ -60,26 +60,38 @@ def decide(cluster: ClusterSpec, owner: str | None, legacy: str | None, first_ap
     more = f" … and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
     return Verdict("refuse", "first apply of this cluster to a target that already holds state its pull request "
                              "could not show (it was planned against an empty cluster): "
-                   + "; ".join(items[:SHOWN]) + more + ". Bring the cluster in with `reconciler import`, or have an "
-                   "operator re-run `apply CLUSTER --adopt` after reading `reconciler plan CLUSTER`")
+                   + "; ".join(items[:SHOWN]) + more + ". An operator takes it over with `reconciler apply CLUSTER` "
+                   "after reading its plan (or brings the cluster in with `reconciler import` first); the scheduled "
+                   "reconcile never does")
 
 
 def beyond_empty(plan: Plan, empty: Plan) -> list[str]:
     """What `plan` (against the live target) writes that `empty` (the same manifests against an empty cluster:
-    what a pull request adding the cluster showed) does not: removals, deletions, partition increases, and values
-    or creations `empty` does not have."""
+    what a pull request adding the cluster showed) does not: removals, deletions, partition increases, values or
+    creations `empty` does not have; and what the target holds already (topics other than Kafka's internal ones,
+    ACLs, config entities), which an empty cluster does not: a first apply that is not the reviewed operator's
+    goes only to a cluster that is new (another name for a managed host cannot pass as new)."""
     out: list[str] = []
-    shown = {(e.ref, c.key): c for e in empty.entities for c in e.changes}
+    shown: dict[tuple[str, str], str | None] = {(e.ref.display, c.key): c.after for e in empty.entities
+                                                for c in e.changes}
+    # what is at the target already: topics, ACLs and entities it holds (another cluster's, under another
+    # name for the same host), though this plan would leave them be
+    out += [f"{name} exists" for name in plan.unmanaged if not name.startswith("topics/__")]
+    out += [f"ACL {name} exists" for name in plan.unmanaged_acls]
+    kept = {t.name for t in plan.topics_to_create}
+    out += [f"topics/{t.name} exists" for t in empty.topics_to_create if t.name not in kept]
+    created = {t.name: t for t in empty.topics_to_create}
+    # a topic's config is shown with its creation (the config znode written with it)
+    shown.update({(f"topics/{t.name}", key): value for t in empty.topics_to_create for key, value in t.config.items()})
     for e in plan.entities:
         if e.delete_entity:
             out.append(f"{e.ref.display} deleted")
         for c in e.changes:
-            seen = shown.get((e.ref, c.key))
+            key = (e.ref.display, c.key)
             if c.op == "-":
                 out.append(f"{e.ref.display} {c.key} removed")
-            elif seen is None or (not c.sensitive and seen.after != c.after):
+            elif key not in shown or (not c.sensitive and shown[key] != c.after):
                 out.append(f"{e.ref.display} {c.key} set")
-    created = {t.name: t for t in empty.topics_to_create}
     for t in plan.topics_to_create:
         other = created.get(t.name)
         if other is None or (other.partitions, other.replication_factor, dict(other.config)) != (

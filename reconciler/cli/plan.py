@@ -201,8 +201,10 @@ def _write_all(obj: Context, pending: Sequence[Plan], states: Mapping[str, Clust
                                             allow_secret_rotation=allow_secret_rotation, audit_log=log_path,
                                             progress=phase.update, lock_timeout_s=lock_timeout, notify=notify,
                                             named=named[p.cluster], stop=CANCELLED.is_set,
+                                            # an operator's apply is the reviewed first plan of a cluster
+                                            # (ownership.py): it may take over a target that holds state
                                             allow_no_brokers=allow_no_brokers, moves=moves,
-                                            allow_downgrade=allow_downgrade)
+                                            allow_downgrade=allow_downgrade, adopt=True)
                 phase.done(f"applied plan {p.plan_id}: {result.entities_written} entities, "
                            f"{result.topics_created} topics created, {result.partitions_added} partitions added "
                            f"in {result.batches} batch(es)")

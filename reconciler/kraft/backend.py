@@ -41,6 +41,7 @@ from reconciler.kraft.passwords import compare_kraft_secrets
 from reconciler.kraft.read import read_live
 from reconciler.kraft.state import TopicStore, state_exposure
 from reconciler.kraft.statedata import (
+    Record,
     State,
     Store,
     audit_record,
@@ -237,8 +238,12 @@ class KraftConnection:
     def owner(self) -> Owner | None:
         return self.state().owner
 
-    def claim(self, owner: Owner) -> Owner:
-        recorded = self.store.transact(lambda state: [] if state.owner else [owner_record(owner)]).owner or owner
+    def claim(self, owner: Owner, replacing: str | None = None) -> Owner:
+        def records(state: State) -> list[Record]:
+            free = state.owner is None or (replacing is not None and state.owner.cluster == replacing)
+            return [owner_record(owner)] if free else []
+
+        recorded = self.store.transact(records).owner or owner
         self._state = None
         return recorded
 

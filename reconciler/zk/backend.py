@@ -189,9 +189,9 @@ class ZooKeeperConnection:
     def owner(self) -> Owner | None:
         return read_owner(self.client, self.cluster.zookeeper.reconciler_path)
 
-    def claim(self, owner: Owner) -> Owner:
+    def claim(self, owner: Owner, replacing: str | None = None) -> Owner:
         zk = self.cluster.zookeeper
-        return claim_owner(self.client, zk.reconciler_path, owner, zk.set_acl)
+        return claim_owner(self.client, zk.reconciler_path, owner, zk.set_acl, replacing)
 
     def reassignment_record(self) -> Mapping[str, Any] | None:
         return read_record(self.client, self.cluster.zookeeper.reconciler_path)

@@ -9,7 +9,7 @@ import json
 from contextlib import suppress
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from reconciler.backend import Owner
 
@@ -21,10 +21,15 @@ def owner_path(reconciler_path: str) -> str:
 
 
 def read_owner(client: KazooClient, reconciler_path: str) -> Owner | None:
+    return _read(client, reconciler_path)[0]
+
+
+def _read(client: KazooClient, reconciler_path: str) -> tuple[Owner | None, int | None]:
+    """The recorded owner and the version of its znode (None, None: no record)."""
     try:
-        data, _ = client.retry(client.get, owner_path(reconciler_path))
+        data, stat = client.retry(client.get, owner_path(reconciler_path))
     except NoNodeError:
-        return None
+        return None, None
     try:
         body = json.loads(data or b"{}")
     except ValueError:
@@ -36,11 +41,13 @@ def read_owner(client: KazooClient, reconciler_path: str) -> Owner | None:
         value = body.get(key)
         return value if isinstance(value, str) else ""
 
-    return Owner(text("cluster"), text("claimedBy"), text("time"), text("planId") or None)
+    return Owner(text("cluster"), text("claimedBy"), text("time"), text("planId") or None), stat.version
 
 
-def claim_owner(client: KazooClient, reconciler_path: str, owner: Owner, secure_acls: bool) -> Owner:
-    """Record `owner` unless an owner is recorded; the one recorded either way."""
+def claim_owner(client: KazooClient, reconciler_path: str, owner: Owner, secure_acls: bool,
+                replacing: str | None = None) -> Owner:
+    """Record `owner` unless an owner is recorded, or in place of the recorded owner when it names `replacing`
+    (a set guarded by the version read: of two, one wins); the one recorded either way."""
     from reconciler.zk import txn  # the writer's modules: loaded by a claim only
     from reconciler.zk.lock import refuse_kafka_namespace
 
@@ -49,7 +56,14 @@ def claim_owner(client: KazooClient, reconciler_path: str, owner: Owner, secure_
     acls = txn.Acls(secure_acls)
     txn.ensure_paths(client, txn.ancestors(path), acls)
     body = {"cluster": owner.cluster, "claimedBy": owner.claimed_by, "time": owner.time, "planId": owner.plan_id}
+    data = json.dumps(body, sort_keys=True).encode("utf-8")
+    if replacing is not None:
+        recorded, version = _read(client, reconciler_path)
+        if recorded is not None and version is not None and recorded.cluster == replacing:
+            with suppress(BadVersionError, NoNodeError):  # changed meanwhile: what is recorded decides
+                client.retry(client.set, path, data, version=version)
+            return read_owner(client, reconciler_path) or owner
     with suppress(NodeExistsError):  # another claim was first: it is the owner
-        client.retry(client.create, path, json.dumps(body, sort_keys=True).encode("utf-8"), acls(path))
+        client.retry(client.create, path, data, acls(path))
     recorded = read_owner(client, reconciler_path)
     return recorded if recorded is not None else owner

@@ -1,6 +1,7 @@
 """`reconcile` of a KRaft cluster (spec.kraft) on a real Kafka 4.x node: the same pass as for ZooKeeper clusters,
 through the Admin API backend — applied once (and verified), in sync the next time, and its drift report starts
-from that apply, read back from the cluster's own state topic."""
+from that apply, read back from the cluster's own state topic. The node is shared by the session's KRaft tests:
+like every test of it, these manage it as cluster `k1` (one target, one cluster directory: ownership.py)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ def test_reconcile_applies_a_kraft_cluster_then_finds_it_in_sync(kraft4: KraftCl
     repo = make_repo(tmp_path / "manifests")
     root = Path(repo.working_tree_dir or ".")
     topic = f"rk-{uuid.uuid4().hex[:8]}"
-    files = {f"clusters/kr/{name}": text for name, text in manifests(topic).items()}
-    files["clusters/kr/cluster.yaml"] = KRAFT_CLUSTER.format(name="kr", version="4.1", bootstrap=kraft4.bootstrap,
+    files = {f"clusters/k1/{name}": text for name, text in manifests(topic).items()}
+    files["clusters/k1/cluster.yaml"] = KRAFT_CLUSTER.format(name="k1", version="4.1", bootstrap=kraft4.bootstrap,
                                                              extra="")
     commit(repo, "a KRaft cluster", files)
     audit = str(tmp_path / "audit.jsonl")
@@ -48,15 +49,15 @@ def test_snapshot_rows_of_a_kraft_cluster_come_from_its_admin_api(kraft4: KraftC
     repo = make_repo(tmp_path / "manifests")
     root = Path(repo.working_tree_dir or ".")
     topic = f"sk-{uuid.uuid4().hex[:8]}"
-    files = {f"clusters/ks/{name}": text for name, text in manifests(topic).items()}
-    files["clusters/ks/cluster.yaml"] = KRAFT_CLUSTER.format(name="ks", version="4.1", bootstrap=kraft4.bootstrap,
+    files = {f"clusters/k1/{name}": text for name, text in manifests(topic).items()}
+    files["clusters/k1/cluster.yaml"] = KRAFT_CLUSTER.format(name="k1", version="4.1", bootstrap=kraft4.bootstrap,
                                                              extra="")
     commit(repo, "a KRaft cluster", files)
-    code, _, err = invoke(capsys, "--repo", str(root), "apply", "ks", "--auto-approve")
+    code, _, err = invoke(capsys, "--repo", str(root), "apply", "k1", "--auto-approve")
     assert code == 0, err
-    states, _ = load_desired(root, ["ks"])
+    states, _ = load_desired(root, ["k1"])
     rows = collect_rows(states, root)
-    assert ("ks", topic, 2, 1) in rows["topics"]
-    assert ("ks", "topics", topic, "retention.ms", "86400000") in rows["configs"]
-    assert ("ks", "users", "kraft-alice", "producer_byte_rate", "1048576") in rows["configs"]
+    assert ("k1", topic, 2, 1) in rows["topics"]
+    assert ("k1", "topics", topic, "retention.ms", "86400000") in rows["configs"]
+    assert ("k1", "users", "kraft-alice", "producer_byte_rate", "1048576") in rows["configs"]
     assert [b[1] for b in rows["brokers"]] == [1]

@@ -43,14 +43,14 @@ WATCHED = ("/config", "/brokers/topics", "/admin/delete_topics", "/kafka-acl", "
 IGNORED = ("/config/changes",)
 
 
-def cluster_yaml(name: str, connect: str, labels: str, policy: str = "", meta: str = "") -> str:
+def cluster_yaml(name: str, connect: str, labels: str, policy: str = "", meta: str = "", zk_extra: str = "") -> str:
     return textwrap.dedent(f"""\
         apiVersion: reconciler/v1
         kind: Cluster
         meta: {{name: {name}, labels: {{{labels}}}{meta}}}
         spec:
           kafkaVersion: "3.9"
-          zookeeper: {{connect: "{connect}"}}
+          zookeeper: {{connect: "{connect}"{zk_extra}}}
           passwordEncoder: {{secret: {{env: LK_INV_ENCODER}}}}
           brokers: [1, 2, 3]
         """) + (f"  policy: {policy}\n" if policy else "")
@@ -101,16 +101,20 @@ class Cluster:
     grants: list[tuple[str, str, str]] = field(default_factory=lambda: [("orders", "User:alice", "Read")])
     password: str | None = None
     extra_host: bool = False  # the connect string names one more host of the same ensemble first
+    dns_alias: bool = False  # `localhost` for 127.0.0.1, and its own reconcilerPath: no static check sees it
 
     def files(self, connect: str) -> dict[str, str | None]:
         base = f"clusters/{self.name}"
         connect = f"127.0.0.9:1,{connect}" if self.extra_host else connect
+        connect = connect.replace("127.0.0.1", "localhost") if self.dns_alias else connect
+        zk_extra = ", reconcilerPath: /elsewhere" if self.dns_alias else ""
         out: dict[str, str | None] = {
-            f"{base}/cluster.yaml": cluster_yaml(self.name, connect, self.labels, self.policy, self.meta),
+            f"{base}/cluster.yaml": cluster_yaml(self.name, connect, self.labels, self.policy, self.meta, zk_extra),
             f"{base}/topics.yaml": topics_yaml(self.topics),
-            f"{base}/brokers.yaml": brokers_yaml(self.defaults, self.password is not None),
             f"{base}/acls.yaml": acls_yaml(self.grants),
         }
+        if self.defaults or self.password is not None:  # no brokers/<default> document: nothing of it owned
+            out[f"{base}/brokers.yaml"] = brokers_yaml(self.defaults, self.password is not None)
         if self.password is not None:
             out[f"{base}/secrets/key.pw"] = self.password + "\n"
         return out
@@ -132,7 +136,7 @@ CHANGES = st.one_of(
     st.tuples(st.just("fleet"), st.sampled_from([1, 3])),
     st.tuples(st.just("secret-file"), st.just("a")),
     st.tuples(st.just("new-cluster"), st.sampled_from(["fresh", "alias", "alias-respelled", "alias-extra-host",
-                                                      "stray"])),
+                                                      "alias-dns", "stray"])),
     st.tuples(st.just("rename"), st.sampled_from("ab")),
     st.tuples(st.just("move-connect"), st.sampled_from("ab")),
 )
@@ -194,6 +198,9 @@ def apply_change(fleet: Fleet, change: Change) -> None:
         fleet.clusters[new.name] = new
         new.chroot = "a/" if arg == "alias-respelled" else new.chroot
         new.extra_host = arg == "alias-extra-host"
+        new.dns_alias = arg == "alias-dns"
+        if arg == "alias-dns":  # additions only: a grant the comment shows, under the new name
+            new.policy, new.defaults = "", {}
     elif kind == "rename":
         old = fleet.clusters.pop(arg)
         renamed = Cluster(f"{arg}-renamed", old.chroot, old.labels, old.policy, ", renamedFrom: " + arg,
@@ -334,6 +341,7 @@ def run_example(zk_server: ZkServer, workdir: Path, changes: list[Change], capsy
                                  str(workdir / "audit.jsonl"))
         assert code == 0, err
         before = dump(client, top)
+        base_chroots = {c.name: c.chroot for c in fleet.clusters.values()}
         repo.git.checkout("-b", "feature")
         old_files = fleet.files()
         for change in changes:
@@ -349,8 +357,8 @@ def run_example(zk_server: ZkServer, workdir: Path, changes: list[Change], capsy
             return  # the check failed, saying why: the invariant holds by failing
         assert code == 0, err
         plans = json.loads(out)["plans"]
-        targets = {c.name: c.chroot.rstrip("/") for c in fleet.clusters.values()}
-        for p in plans:  # a renamed or continuing cluster lands where its base target is
+        targets = attribution(fleet, base_chroots)
+        for p in plans:
             assert p["cluster"] in targets
         repo.git.checkout("main")
         repo.git.merge("--no-ff", "-m", "merge", "feature")
@@ -366,6 +374,23 @@ def run_example(zk_server: ZkServer, workdir: Path, changes: list[Change], capsy
         client.close()
 
 
+def attribution(fleet: Fleet, base: dict[str, str]) -> dict[str, str]:
+    """The chroot a cluster's plan is an account of: a cluster of the base (or one renamed from it) speaks for
+    the base's target; a new cluster for its own target, unless that is a base cluster's (then it speaks for no
+    target: what lands there must be shown under the base cluster's name)."""
+    owned = {chroot.rstrip("/"): name for name, chroot in base.items()}
+    out: dict[str, str] = {}
+    for c in fleet.clusters.values():
+        continues = c.name if c.name in base else (c.meta.split("renamedFrom: ")[-1] if "renamedFrom" in c.meta
+                                                   else None)
+        chroot = c.chroot.rstrip("/")
+        if continues in base:
+            out[c.name] = base[continues].rstrip("/")
+        else:
+            out[c.name] = chroot if chroot not in owned else f"{chroot} (claimed by {c.name}, owned by {owned[chroot]})"
+    return out
+
+
 def _drop_empty_dirs(root: Path) -> None:
     for path in sorted((root / "clusters").rglob("*"), key=lambda p: -len(p.parts)):
         if path.is_dir() and not any(path.iterdir()):
@@ -378,6 +403,7 @@ def _drop_empty_dirs(root: Path) -> None:
 @given(st.lists(CHANGES, min_size=1, max_size=4))
 @example([("new-cluster", "alias")])  # finding 1
 @example([("new-cluster", "stray")])  # a first apply onto state no directory manages
+@example([("new-cluster", "alias-dns")])  # another name for a managed host, its own reconcilerPath
 @example([("new-cluster", "fresh"), ("broad-grant", "a")])  # finding 2: a new cluster's grants
 @example([("secret-file", "a")])  # finding 5
 @example([("relabel", "a"), ("fleet", 3)])  # finding 9 and fleet defaults

@@ -37,7 +37,8 @@ def test_the_audit_trail_names_the_owner_of_a_target_managed_before_owner_record
 def test_a_first_apply_writes_only_what_an_empty_cluster_plan_shows() -> None:
     assert decide(CLUSTER, None, None, []).action == "claim"
     refused = decide(CLUSTER, None, None, ["topics/orders retention.ms removed"])
-    assert refused.action == "refuse" and "reconciler import" in refused.reason and "--adopt" in refused.reason
+    assert refused.action == "refuse" and "reconciler import" in refused.reason
+    assert "reconciler apply CLUSTER" in refused.reason and "reconcile never does" in refused.reason
     assert decide(CLUSTER, None, None, ["x"], adopt=True).action == "claim"
 
 
@@ -50,7 +51,7 @@ def test_beyond_empty_names_every_write_the_empty_plan_did_not_show() -> None:
                   topics_to_create=(TopicCreate("orders", 3, 1, {}, {0: (1,), 1: (1,), 2: (1,)}),),
                   acls=(AclPlan(TOPICS, None, (GRANT,), (), (GRANT,)),))
     same_values = _plan(entities=(EntityPlan(DEFAULTS, 3, (Change("num.io.threads", "~", "8", "16"),)),),
-                        acls=(AclPlan(TOPICS, 0, (GRANT,), (), (GRANT,)),))
+                        topics_to_create=empty.topics_to_create, acls=(AclPlan(TOPICS, 0, (GRANT,), (), (GRANT,)),))
     assert beyond_empty(same_values, empty) == []  # overwriting with the values shown: what the PR showed
     assert beyond_empty(empty, empty) == []
     hidden = _plan(
@@ -66,3 +67,20 @@ def test_beyond_empty_names_every_write_the_empty_plan_did_not_show() -> None:
         "clients/app producer_byte_rate removed", "topic orders created", "topic events grown to 3 partitions",
         "topic legacy deleted", "ACL Topic:LITERAL:*: Allow User:* All from * removed",
         "ACL Topic:LITERAL:*: Allow User:mallory All from * added"]
+
+
+def test_what_the_target_holds_already_is_beyond_an_empty_cluster() -> None:
+    """Another name for a managed host must not pass as a new cluster: a topic the manifests declare that exists
+    already, undeclared topics, entities and ACLs at the target all count; Kafka's internal topics do not. A topic
+    config written with the values its creation showed is no extra write of its own."""
+    empty = _plan(topics_to_create=(TopicCreate("orders", 3, 1, {"retention.ms": "86400000"}, {}),))
+    orders = EntityRef("topics", "orders")
+    same = _plan(entities=(EntityPlan(orders, 0, (Change("retention.ms", "~", "1000", "86400000"),)),),
+                 unmanaged=("topics/__consumer_offsets",))
+    assert beyond_empty(same, empty) == ["topics/orders exists"]
+    other = _plan(entities=(EntityPlan(orders, 0, (Change("retention.ms", "~", "1000", "60000"),
+                                                    Change("cleanup.policy", "-", "compact", None))),),
+                  unmanaged=("topics/payments", "clients/app"), unmanaged_acls=("Topic:LITERAL:payments",))
+    assert beyond_empty(other, empty) == [
+        "topics/payments exists", "clients/app exists", "ACL Topic:LITERAL:payments exists", "topics/orders exists",
+        "topics/orders retention.ms set", "topics/orders cleanup.policy removed"]
