@@ -91,6 +91,7 @@ def reset_dynamic_configs(kafka: KafkaCluster, tmp: Path) -> None:
     test on the shared brokers starts from their server.properties alone."""
     empty = "apiVersion: reconciler/v1\nkind: BrokerConfig\nmeta: {{broker: {b}}}\nspec: {{config: {{}}}}\n"
     docs = {f"broker-{b}.yaml": empty.format(b=b) for b in ("default", *map(str, kafka.brokers))}
-    root = make_repo(tmp / "reset-repo", kafka, docs, name="reset")
-    code = cli(root, "apply", "reset", "--auto-approve", "--allow-destructive", "--audit-log", str(tmp / "reset.jsonl"))
+    # under the shared brokers' one cluster directory name (one target, one directory: ownership.py)
+    root = make_repo(tmp / "reset-repo", kafka, docs)
+    code = cli(root, "apply", "c1", "--auto-approve", "--allow-destructive", "--audit-log", str(tmp / "reset.jsonl"))
     assert code == 0, "could not reset the brokers' dynamic configs"

@@ -230,11 +230,14 @@ def test_kraft_41_names_the_group_that_loses_unread_records(
         kraft4: KraftCluster, spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "repo"
 
+    state = f", stateTopic: _kr-consumers-{uuid.uuid4().hex[:6]}"
+
     def write(documents: dict[str, str]) -> None:
         cluster = root / "clusters" / "c1"
         cluster.mkdir(parents=True, exist_ok=True)
+        # its own state topic: the shared node's default one records cluster k1 as its owner (ownership.py)
         (cluster / "cluster.yaml").write_text(KRAFT_CLUSTER.format(name="c1", version="4.1",
-                                                                   bootstrap=kraft4.bootstrap, extra=""))
+                                                                   bootstrap=kraft4.bootstrap, extra=state))
         for file, text in documents.items():
             (cluster / file).write_text(text)
 
