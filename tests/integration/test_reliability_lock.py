@@ -223,6 +223,8 @@ def test_live_holder_on_another_machine_is_never_broken(
         assert run.code == 3, run
         assert WAITING.findall(run.stderr) == [(FOREIGN, "1")], run
         assert f"(held by {FOREIGN}); waited 1 s and wrote nothing" in run.stderr, run
+    # c1 manages this target already (the scheduled reconcile never first-applies to one that holds state)
+    zk_client.create("/reconciler/owner", json.dumps({"cluster": "c1", "claimedBy": "ops@test", "time": ""}).encode())
     reconcile = cli(repo, "reconcile", "--once", "--allow-dirty", "--lock-timeout", "0", timeout=60, env=env(repo))
     assert reconcile.code == 1, reconcile
     assert "c1 failed: cluster c1: another apply holds the lock" in reconcile.stderr, reconcile
