@@ -30,8 +30,6 @@ from reconciler.kraft.admin import (
     BROKER,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
-    DYNAMIC_TOPIC_CONFIG,
-    TOPIC,
     DescribedConfig,
     KraftAdmin,
 )
@@ -67,8 +65,9 @@ def dynamic_values(configs: list[DescribedConfig], source: int) -> dict[str, str
     return out
 
 
-def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_"))
+def topic_values(overrides: list[tuple[str, str | None, bool]]) -> dict[str, str]:
+    """A topic's own keys (`KraftAdmin.topic_overrides`), as `dynamic_values` gives them at DYNAMIC_TOPIC_CONFIG."""
+    return {name: PRESENT if sensitive or value is None else value for name, value, sensitive in overrides}
 
 
 def _quota_ref(components: tuple[tuple[str, str | None], ...]) -> EntityRef | None:
@@ -118,17 +117,10 @@ def _brokers(admin: KraftAdmin, entity_types: frozenset[str]
 
 def _topics(admin: KraftAdmin, hidden: frozenset[str]) -> dict[str, LiveTopic]:
     topics: dict[str, LiveTopic] = {}
-    for t in admin.topics():
-        if t.get("error_code", 0) != 0:
-            continue
-        name = str(t.get("name") if "name" in t else t["topic"])
+    for name, topic_id, assignment in admin.topic_assignments():
         if name in hidden:  # the reconciler's own state topic (kraft/state.py): never planned, imported, deleted
             continue
-        assignment = {int(p.get("partition_index", p.get("partition", 0))):
-                      tuple(int(r) for r in (p.get("replica_nodes") or p.get("replicas") or ()))
-                      for p in t.get("partitions") or ()}
-        topic_id = t.get("topic_id")
-        topics[name] = LiveTopic(name, frozen_map(assignment), 0, str(topic_id) if topic_id else None)
+        topics[name] = LiveTopic(name, frozen_map(assignment), 0, topic_id)
     return topics
 
 
@@ -149,11 +141,8 @@ def _quota_entities(admin: KraftAdmin, entity_types: frozenset[str]) -> dict[Ent
 
 def _acls(admin: KraftAdmin) -> dict[AclResource, LiveAcls]:
     acls: dict[AclResource, set[AclEntry]] = defaultdict(set)
-    for acl in admin.acl_bindings():
-        pattern = acl.resource_pattern
-        resource = AclResource(_camel(pattern.resource_type.name), pattern.pattern_type.name, pattern.resource_name)
-        acls[resource].add(AclEntry(acl.principal, acl.host, _camel(acl.operation.name),
-                                    _camel(acl.permission_type.name)))
+    for rtype, pattern, name, entries in admin.acl_bindings():
+        acls[AclResource(rtype, pattern, name)].update(AclEntry(*entry) for entry in entries)
     return {r: LiveAcls(r, frozenset(e), 0) for r, e in acls.items()}
 
 
@@ -171,9 +160,9 @@ def read_live(admin: KraftAdmin, cluster: str, entity_types: frozenset[str] = fr
     topics = _topics(admin, hidden)
     step(2)
     if "topics" in entity_types:
-        for name, configs in admin.describe_configs(TOPIC, sorted(topics)).items():
+        for name, overrides in admin.topic_overrides(sorted(topics)).items():
             ref = EntityRef("topics", name)
-            entities[ref] = LiveEntity(ref, frozen_map(dynamic_values(configs, DYNAMIC_TOPIC_CONFIG)), 0)
+            entities[ref] = LiveEntity(ref, frozen_map(topic_values(overrides)), 0)
     step(3)
     entities.update(_quota_entities(admin, entity_types))
     step(4)

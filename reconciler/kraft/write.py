@@ -29,15 +29,13 @@ from reconciler.kraft.admin import (
     BROKER,
     DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG,
-    DYNAMIC_TOPIC_CONFIG,
-    TOPIC,
     KraftAdmin,
     Refusal,
 )
 from reconciler.kraft.features import finalized_levels, update_features
 from reconciler.kraft.groups import RESOURCES as GROUP_RESOURCES
 from reconciler.kraft.operations import Operations, Step, Unit, operations
-from reconciler.kraft.read import dynamic_values
+from reconciler.kraft.read import dynamic_values, topic_values
 from reconciler.model import DEFAULT_ENTITY, ClusterSpec
 from reconciler.plan import Plan
 from reconciler.secrets.scram import MAX_ITERATIONS, MIN_ITERATIONS
@@ -82,13 +80,13 @@ def stale_changes(admin: KraftAdmin, plan: Plan) -> list[str]:
     grown meanwhile. Passwords only by presence (their values never come back)."""
     problems: list[str] = []
     topics = [e for e in plan.entities if e.ref.entity_type == "topics"]
-    answers = admin.describe_configs(TOPIC, sorted({e.ref.name for e in topics}))
+    answers = admin.topic_overrides(sorted({e.ref.name for e in topics}))
     for entity in plan.entities:
         ref = entity.ref
         if ref.entity_type == "topics":
             if ref.name not in answers:
                 continue  # created by this very plan (or deleted meanwhile: CreateTopics/validateOnly says)
-            live = dynamic_values(answers[ref.name], DYNAMIC_TOPIC_CONFIG)
+            live = topic_values(answers[ref.name])
         elif ref.entity_type == "brokers":
             name = "" if ref.name == DEFAULT_ENTITY else ref.name
             answer = admin.describe_configs(BROKER, [name], node=int(name) if name else None).get(name, [])
@@ -170,13 +168,12 @@ def _quota_name(entity: Sequence[tuple[str, str | None]]) -> str:
 def _send(admin: KraftAdmin, step: Step, validate_only: bool = False) -> list[tuple[Refusal, Unit]]:
     """One step's request(s); each refusal with the unit it concerns."""
     payloads, units = step.payloads, step.units
-    if step.request == "IncrementalAlterConfigs":
-        refused = []
-        for payload, unit in zip(payloads, units, strict=True):
-            rtype, name, ops = payload
-            refusal = admin.alter_configs(rtype, name, ops, validate_only=validate_only)
-            refused += [(refusal, unit)] if refusal is not None else []
-        return refused
+    if step.request == "IncrementalAlterConfigs":  # one request (operations._config_steps)
+        by_resource = {(rtype, name): unit for (rtype, name, _), unit in zip(payloads, units, strict=True)}
+        rtype, name, _ = payloads[0]
+        node = int(name) if rtype == BROKER and name else None  # a broker's own resource goes to that broker
+        return [(r, by_resource.get((kind, r.what)) or Unit(r.what))
+                for kind, r in admin.alter_many(payloads, validate_only=validate_only, node=node)]
     by_name: dict[str, Unit] = {}
     if step.request == "CreateTopics":
         answers = admin.create_topics(dict(payloads), validate_only=validate_only)

@@ -109,9 +109,10 @@ class ScriptedAdmin:
     def create_acls(self, acls: Sequence[Any]) -> list[Refusal]:
         return self._answer("CreateAcls", acls)
 
-    def alter_configs(self, rtype: int, name: str, ops: Any, validate_only: bool) -> Refusal | None:
-        refused = self._answer("IncrementalAlterConfigs", [name])
-        return refused[0] if refused else None
+    def alter_many(self, resources: Sequence[Any], validate_only: bool, node: int | None = None
+                   ) -> list[tuple[int, Refusal]]:
+        types = {name: rtype for rtype, name, _ in resources}
+        return [(types[r.what], r) for r in self._answer("IncrementalAlterConfigs", [n for _, n, _ in resources])]
 
     def alter_client_quotas(self, entries: Any, validate_only: bool) -> list[Refusal]:
         return self._answer("AlterClientQuotas", entries)
@@ -264,3 +265,43 @@ def test_topic_creation_and_deletion_come_first_and_last() -> None:
                 entities=(EntityPlan(EntityRef("topics", "new"), 0, (Change("retention.ms", "+", after="5"),)),))
     ops = operations(plan, None)
     assert [s.request for s in ops.steps] == ["CreateTopics", "IncrementalAlterConfigs"]
+
+
+def _topic_changes(count: int) -> tuple[EntityPlan, ...]:
+    return tuple(EntityPlan(EntityRef("topics", f"t{i:05d}"), 0, (Change("retention.ms", "~", before="1", after="2"),))
+                 for i in range(count))
+
+
+def test_config_resources_share_requests_as_kafkas_admin_client_sends_them() -> None:
+    """Issue 44: 10,000 topic changes were 10,000 IncrementalAlterConfigs round trips. Every resource that is not
+    one broker's goes in shared requests of CONFIG_BATCH (topics and the cluster default together), a broker's own
+    resource in a request to that broker (`KafkaAdminClient.incrementalAlterConfigs`); each resource is one unit."""
+    from reconciler.kraft.operations import CONFIG_BATCH
+
+    plan = Plan("k1", entities=(
+        EntityPlan(EntityRef("brokers", "1"), 0, (Change("log.cleaner.threads", "~", before="1", after="2"),)),
+        EntityPlan(EntityRef("brokers", "<default>"), 0, (Change("num.io.threads", "~", before="8", after="9"),)),
+        *_topic_changes(2 * CONFIG_BATCH + 500)))
+    steps = operations(plan, None).of("IncrementalAlterConfigs")
+    assert [len(s.payloads) for s in steps] == [1, CONFIG_BATCH, CONFIG_BATCH, 501]
+    assert steps[0].payloads == [(4, "1", [("log.cleaner.threads", 0, "2")])]
+    assert steps[1].payloads[0] == (4, "", [("num.io.threads", 0, "9")])  # the cluster default: any broker
+    assert [len(s.units) for s in steps] == [len(s.payloads) for s in steps]
+    assert steps[3].units[-1].label == f"topics/t{2 * CONFIG_BATCH + 499:05d} config (1 key(s))"
+
+
+def test_a_refused_resource_of_a_shared_request_leaves_the_others_written_and_stops_there() -> None:
+    """Kafka decides each resource of an IncrementalAlterConfigs on its own: a refused topic is reported by name,
+    the other topics of its request are written, the later requests are not sent."""
+    from reconciler.kraft.operations import CONFIG_BATCH
+
+    plan = Plan("k1", entities=_topic_changes(CONFIG_BATCH + 10))
+    refused_name = "t00007"
+    admin = ScriptedAdmin({"IncrementalAlterConfigs": lambda names: [
+        Refusal(n, "InvalidConfigurationError", "retention.ms: not a number") for n in names if n == refused_name]})
+    report = write(admin, operations(plan, None))  # type: ignore[arg-type]
+    assert admin.sent == ["IncrementalAlterConfigs"]  # the first request only
+    assert [(u.label, m) for u, m in report.refused] == [
+        (f"topics/{refused_name} config (1 key(s))", "InvalidConfigurationError: retention.ms: not a number")]
+    assert len(report.written) == CONFIG_BATCH - 1 and len(report.not_sent) == 10
+    assert report.requests == 1
