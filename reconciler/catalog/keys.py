@@ -59,6 +59,7 @@ class BrokerKeyInfo:
     password: bool  # encoded in ZooKeeper (Kafka's isPasswordConfig suffix rule)
 
 
+@functools.lru_cache(maxsize=1024)  # hot: `Catalog.removed` asks twice per config key of a 4.x cluster
 def version_tuple(v: str) -> tuple[int, ...]:
     """Leading numeric dot-separated parts: "3.6" -> (3, 6); "3.9.0-rc3" -> (3, 9, 0)."""
     parts: list[int] = []

@@ -53,6 +53,12 @@ class CatalogLine:
         self._entity["features"] = {n: ConfigKey(n, "SHORT", None, None, "3.3.0", "feature") for n in self.features}
         self.config_resource_types = frozenset(data["config_resource_types"])
         self._removed: dict[str, dict[str, dict[str, str]]] = dict(data.get("removed", {}))
+        # (scope, name) -> [(release, replacement)], oldest release first: `removed` is asked for every key
+        self._removed_keys: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for release, scopes in sorted(self._removed.items(), key=lambda kv: version_tuple(kv[0])):
+            for scope, names in scopes.items():
+                for name, replacement in names.items():
+                    self._removed_keys.setdefault((scope, name), []).append((release, replacement))
         sets = data["sets"]
         self._cluster_level_listener: dict[str, str] = dict(sets["cluster_level_listener"])
         self.listener_mechanism_configs = frozenset(sets["listener_mechanism"])
@@ -112,10 +118,12 @@ class CatalogLine:
     def removed(self, scope: str, name: str, version: str) -> tuple[str, str] | None:
         """(the release that removed it, what replaces it) when `name` (scope "broker" or "topic") no longer
         exists in Kafka `version`; None when it does."""
+        releases = self._removed_keys.get((scope, name))
+        if releases is None:
+            return None
         asked = version_tuple(version)[:2]
-        for release, scopes in sorted(self._removed.items(), key=lambda kv: version_tuple(kv[0])):
-            replacement = scopes.get(scope, {}).get(name)
-            if replacement is not None and asked >= version_tuple(release)[:2]:
+        for release, replacement in releases:
+            if asked >= version_tuple(release)[:2]:
                 return release, replacement
         return None
 
