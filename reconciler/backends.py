@@ -5,10 +5,13 @@ it exactly one). Every use case asks `backend_for(cluster)` and then talks to "t
 from __future__ import annotations
 
 from reconciler.backend import Backend
-from reconciler.kraft.backend import KRAFT
 from reconciler.model import ClusterSpec
 from reconciler.zk.backend import ZOOKEEPER
 
 
 def backend_for(cluster: ClusterSpec) -> Backend:
-    return KRAFT if cluster.kraft is not None else ZOOKEEPER
+    if cluster.kraft is not None:
+        from reconciler.kraft.backend import KRAFT  # loaded by KRaft clusters only: ~15 modules a ZooKeeper run skips
+
+        return KRAFT
+    return ZOOKEEPER

@@ -74,12 +74,12 @@ def place(topic: TopicPlacement, brokers: Mapping[int, str | None], drain: froze
     if topic.explicit is not None:
         return [Placed(p, tuple(r), ("replicas declared",)) for p, r in sorted(topic.explicit.items())
                 if p in topic.current and tuple(r) != topic.current[p]]
-    usable = usable_brokers(brokers, drain)
     racks: Mapping[int, str | None] = brokers
     wanted = {p: topic.replication_factor or len(r) for p, r in topic.current.items()}
     if not any(len(r) != wanted[p] or drain.intersection(r) for p, r in topic.current.items()) and (
             topic.mode != "rackAware" or not _shared_racks(topic.current, racks)):
         return []  # nothing to move: whatever the brokers registered now (a cluster down is no reason to fail)
+    usable = usable_brokers(brokers, drain)
     racked = rack_aware(usable, topic.mode)
     most = max(wanted.values(), default=0)
     if most > len(usable):
