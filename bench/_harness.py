@@ -1,4 +1,4 @@
-"""Shared helpers of the whole-process benchmarks (bench/plan.py, bench/validate_fleet.py).
+"""Shared helpers of the whole-process benchmarks (bench/plan.py, bench/validate_fleet.py, bench/kraft.py).
 
 Not a test helper: nothing here asserts a timing. Each bench measures wall time of whole subprocesses
 (interpreter start, imports, work, exit), so what is compared is what a user waits for.
@@ -60,6 +60,36 @@ def local_zookeeper(directory: Path) -> Iterator[int]:
         result = _zk_script("stop", "--dir", str(directory))
         if result.returncode != 0:
             print(f"warning: local-zookeeper.sh stop failed:\n{result.stderr}", file=sys.stderr)
+
+
+KRAFT_SCRIPT = REPO / "scripts" / "local-kraft.sh"
+
+
+@contextmanager
+def local_kraft(directory: Path, heap: str = "1g") -> Iterator[str]:
+    """A real single-node KRaft Kafka 4.x (scripts/local-kraft.sh: combined mode, StandardAuthorizer) with `heap`
+    and quiet per-record logs, as a cluster of 10,000 topics needs; yields its bootstrap address; stopped on exit."""
+    env = {**os.environ, "LOCAL_KRAFT_HEAP": heap, "LOCAL_KRAFT_QUIET": "1"}
+
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", str(KRAFT_SCRIPT), *args, "--dir", str(directory)], capture_output=True,
+                              text=True, timeout=300, check=False, env=env)
+
+    errors = []
+    for _ in range(3):  # a probed free port may be taken meanwhile
+        result = script("start")
+        if result.returncode == 0:
+            break
+        errors.append(result.stderr[-3000:])
+    else:
+        sys.exit("local-kraft.sh start failed:\n" + "\n".join(errors))
+    try:
+        facts = dict(line.split("=", 1) for line in (directory / "cluster.env").read_text().split())
+        yield facts["BOOTSTRAP"]
+    finally:
+        result = script("stop")
+        if result.returncode != 0:
+            print(f"warning: local-kraft.sh stop failed:\n{result.stderr}", file=sys.stderr)
 
 
 @dataclass

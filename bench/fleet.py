@@ -13,10 +13,17 @@ Then it times whole processes (wall and CPU, children included):
                     0: one per core, each with its share of the N threads)
   no-op pass        the same again: reads everything, plans, writes nothing (run --runs times, median)
   plan, all         `plan` of every cluster (median of --runs)
-  read floor        a bare interpreter importing only kazoo and yaml: C YAML parse of every manifest file and
-                    one client per cluster reading the znodes the plan reads, pipelined (--parallel threads)
+  read floor        one process, a bare interpreter importing only kazoo and yaml: C YAML parse of every
+                    manifest file, then per cluster (--parallel threads) one session sending the very requests
+                    a no-op pass sends (listed with a traced run of reconcile): the audit directory listed and
+                    its newest entry read, then two multiReads (ZooKeeper 3.6+, 1,000 ops a request, as
+                    reconciler.zk.multiread batches them): the listed parents and /controller, then every
+                    listed znode's data. It parses nothing more.
+  read floor, pipelined (--pipelined-floor) the floor of issue 18: the same parse, kazoo's pipelined get_async
+                    per znode (no multiRead): slower than the product (kazoo spends ~0.1 ms per request)
 
-Targets (issue 18): no-op pass <= 5 s and first pass <= 15 s for 1,000 clusters x 100 topics on a 2-core machine.
+Targets (issue 18): no-op pass <= 5 s and first pass <= 15 s for 1,000 clusters x 100 topics on a 2-core machine;
+(issue 44) the no-op pass (worker processes included) <= 1.0x the one-process read floor.
 """
 
 from __future__ import annotations
@@ -41,7 +48,97 @@ from reconciler.zk.layout import encode_broker_registration, encode_controller  
 
 BROKERS = (1, 2, 3)
 
-FLOOR = '''
+FLOOR = r'''
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import yaml
+from kazoo.client import KazooClient
+from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, read_string, stat_struct
+from kazoo.protocol.serialization import write_string
+
+GET_DATA, GET_CHILDREN = 4, 8
+# what a no-op reconcile lists (zk/read.py: entity types of the manifests, brokers, topics, pending deletions,
+# the ACL resource types, literal and prefixed)
+ACL_TYPES = ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User")
+LISTED = (["/config/brokers", "/config/topics", "/brokers/ids", "/brokers/topics", "/admin/delete_topics"]
+          + [f"/kafka-acl/{t}" for t in ACL_TYPES] + [f"/kafka-acl-extended/prefixed/{t}" for t in ACL_TYPES])
+
+
+class MultiRead:  # OpCode.multiRead (22), as reconciler.zk.multiread sends it
+    type = 22
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def serialize(self):
+        out = bytearray()
+        for op, path in self.ops:
+            out += multiheader_struct.pack(op, False, -1) + write_string(path) + b"\0"
+        return out + multiheader_struct.pack(-1, True, -1)
+
+    @classmethod
+    def deserialize(cls, buf, offset):
+        results = []
+        while True:
+            op, done, _ = multiheader_struct.unpack_from(buf, offset)
+            offset += multiheader_struct.size
+            if done:
+                return results
+            if op == GET_DATA:
+                data, offset = read_buffer(buf, offset)
+                results.append((data, stat_struct.unpack_from(buf, offset)))
+                offset += stat_struct.size
+            elif op == GET_CHILDREN:
+                count = int_struct.unpack_from(buf, offset)[0]
+                offset += int_struct.size
+                children = []
+                for _ in range(max(count, 0)):
+                    child, offset = read_string(buf, offset)
+                    children.append(child)
+                results.append(children)
+            else:  # an error (-1): NoNode for a parent that does not exist
+                offset += int_struct.size
+                results.append(None)
+
+
+port, parallel, repo = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+clusters = sorted(p.name for p in (repo / "clusters").iterdir() if p.is_dir())
+
+
+def multiread(client, chroot, ops):
+    pending = []
+    for start in range(0, len(ops), 1000):
+        result = client.handler.async_result()
+        client._call(MultiRead([(op, chroot + path) for op, path in ops[start:start + 1000]]), result)
+        pending.append(result)
+    return [item for r in pending for item in r.get(timeout=60)]
+
+
+def one(name):
+    for f in sorted((repo / "clusters" / name).glob("*.yaml")):
+        list(yaml.load_all(f.read_text(), Loader=yaml.CSafeLoader))
+    chroot = f"/fleet/{name}"
+    client = KazooClient(hosts=f"127.0.0.1:{port}{chroot}")
+    client.start(timeout=30)
+    try:
+        entries = client.get_children("/reconciler/audit")
+        if entries:
+            client.get(f"/reconciler/audit/{max(entries)}")
+        first = multiread(client, chroot, [(GET_CHILDREN, p) for p in LISTED] + [(GET_DATA, "/controller")])
+        data = [(GET_DATA, f"{parent}/{child}") for parent, children in zip(LISTED, first) for child in children or ()]
+        got = multiread(client, chroot, data)
+        assert len(got) == len(data)
+    finally:
+        client.stop()
+        client.close()
+
+
+with ThreadPoolExecutor(parallel) as pool:
+    list(pool.map(one, clusters))
+'''
+
+PIPELINED_FLOOR = '''
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -124,6 +221,8 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--jobs", type=int, default=0, help="reconcile --jobs (0: one worker process per core)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pipelined-floor", action="store_true",
+                        help="also time issue 18's floor (pipelined get_async per znode; slow)")
     args = parser.parse_args()
     print(f"machine: {machine()}; load average at start: {load_average()}")
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
@@ -137,6 +236,8 @@ def main() -> None:
                 subprocess.run([*git, *step], check=True)  # reconcile applies what is committed, as in production
             floor_script = root / "floor.py"
             floor_script.write_text(FLOOR, encoding="utf-8")
+            pipelined_script = root / "floor_pipelined.py"
+            pipelined_script.write_text(PIPELINED_FLOOR, encoding="utf-8")
             print(f"fleet: {args.clusters} clusters x {args.topics} topics, {files} manifest files, "
                   f"ZooKeeper 127.0.0.1:{port}, --parallel {args.parallel} --jobs {args.jobs}")
             reconcile = [str(RECONCILER), "--repo", str(repo), "reconcile", "--once",
@@ -144,13 +245,15 @@ def main() -> None:
                          "--audit-log", str(root / "audit.jsonl")]
             first = time_process(reconcile)
             print(f"  first pass      {first[0]:7.2f} s wall  {first[1]:7.2f} s CPU")
-            rows: dict[str, list[tuple[float, float]]] = {"no-op pass": [], "plan, all clusters": [],
-                                                          "read floor": []}
             commands = {
                 "no-op pass": reconcile,
                 "plan, all clusters": [str(RECONCILER), "--repo", str(repo), "plan"],
                 "read floor": [str(PYTHON), str(floor_script), str(port), str(args.parallel), str(repo)],
             }
+            if args.pipelined_floor:
+                commands["read floor, pipelined"] = [str(PYTHON), str(pipelined_script), str(port),
+                                                     str(args.parallel), str(repo)]
+            rows: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
             for run in range(1, args.runs + 1):
                 for label, command in commands.items():
                     rows[label].append(time_process(command))
@@ -166,6 +269,8 @@ def main() -> None:
         print(f"{label:22s}{wall:9.2f}{cpu:9.2f}{wall / floor:14.2f}")
     noop = med["no-op pass"][0]
     print()
+    print(f"no-op pass  = {noop / floor:6.2f}x the one-process read floor (target <= 1.0x)  "
+          f"{'met' if noop <= floor else 'NOT MET'}")
     print(f"no-op pass  = {noop:6.2f} s  (target <= 5 s)   {'met' if noop <= 5 else 'NOT MET'}")
     print(f"first pass  = {first[0]:6.2f} s  (target <= 15 s)  {'met' if first[0] <= 15 else 'NOT MET'}")
 

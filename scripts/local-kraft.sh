@@ -11,6 +11,8 @@
 # listener on P and a CONTROLLER listener on C (free ports when absent), Kafka's KRaft authorizer
 # (StandardAuthorizer; the PLAINTEXT listener's ANONYMOUS principal is the super user). Connection facts go to
 # D/cluster.env (BOOTSTRAP, BROKERS, KAFKA_VERSION). --properties appends a file to server.properties.
+# Environment (for large benches, bench/kraft.py): LOCAL_KRAFT_HEAP sets -Xmx (default 256m; 10,000 topics need
+# ~1g); LOCAL_KRAFT_QUIET=1 logs the controller's per-record replay and the per-partition log lines at WARN only.
 # stop: SIGTERM, then SIGKILL after 20 s, by the recorded pid. Messages go to stderr; `status` prints on
 # stdout. Exit codes: 0 ok (status: running), 1 error, 3 status: stopped.
 set -euo pipefail
@@ -59,7 +61,18 @@ free_port() {  # as scripts/local-kafka.sh: below the ephemeral range; the calle
   die "no free port found"
 }
 
-JVM=(java -Xmx256m -Xms64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Djava.awt.headless=true)
+JVM=(java "-Xmx${LOCAL_KRAFT_HEAP:-256m}" -Xms64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Djava.awt.headless=true)
+
+quiet_loggers() {  # LOCAL_KRAFT_QUIET=1: a line per record or partition is too many for 10,000 topics
+  [ "${LOCAL_KRAFT_QUIET:-0}" = 1 ] || return 0
+  local name i=0
+  for name in org.apache.kafka.controller kafka.cluster.Partition kafka.log.LogManager \
+              org.apache.kafka.storage.internals.log kafka.server.metadata.DynamicConfigPublisher; do
+    i=$((i + 1))
+    if [ "$1" = log4j2 ]; then printf 'logger.quiet%d.name=%s\nlogger.quiet%d.level=WARN\n' "$i" "$name" "$i"
+    else printf 'log4j.logger.%s=WARN\n' "$name"; fi
+  done
+}
 
 write_config() {
   mkdir -p "$DIR/data"
@@ -106,6 +119,7 @@ logger.request.name=kafka.request.logger
 logger.request.level=WARN
 logger.state.name=state.change.logger
 logger.state.level=WARN
+$(quiet_loggers log4j2)
 L4J2
   cat >"$DIR/log4j.properties" <<L4J
 log4j.rootLogger=INFO, FILE
@@ -115,6 +129,7 @@ log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
 log4j.appender.FILE.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
+$(quiet_loggers log4j)
 L4J
 }
 
