@@ -71,6 +71,11 @@ def plan_pull_request(
             "branch: a target belongs to one cluster directory. A rename keeps the target with meta.renamedFrom: "
             f"{others[0]} (and removes clusters/{others[0]}/)")
     base_name = trusted.base_name(cluster)
+    renamed = base_name is not None and base_name != cluster.name
+    if renamed and (trusted.head_root / "clusters" / str(base_name)).exists():
+        raise TargetConflictError(f"cluster {cluster.name}: meta.renamedFrom: {base_name}, but clusters/{base_name}/ is "
+                                  "still there: a rename removes the old directory (two directories would manage "
+                                  "one target)")
     if base_name is None:
         empty = empty_live_state(cluster)
         notices = [f"{NEW_CLUSTER_NOTICE}; target {describe(cluster)}; {FIRST_APPLY_NOTICE}"]

@@ -106,9 +106,16 @@ def test_a_declared_rename_is_planned_against_the_old_clusters_target(
     (root / "clusters/prod").rmdir()  # git keeps no empty directory; neither would a checkout
     code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "json")
     assert code == 0, err
+    kept = out
     (plan,) = json.loads(out)["plans"]
     assert plan["cluster"] == "sandbox" and not plan["topicsToCreate"] and not plan["entities"]
     assert any("renames cluster prod → sandbox" in w for w in plan["warnings"])
+    # a rename that keeps the old directory would leave two directories on one target
+    commit(repo, "keep the old one too", {"clusters/prod/cluster.yaml": cluster_yaml("prod", zk_connect),
+                                          "clusters/prod/topics.yaml": topics_yaml()})
+    code, out, err = invoke(capsys, "--repo", str(root), "plan", "--git-base", "main", "--format", "markdown")
+    assert code == 1 and "clusters/prod/ is still there" in out, out
+    assert kept
 
 
 def test_policies_select_by_the_base_labels(
