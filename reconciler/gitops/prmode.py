@@ -73,9 +73,9 @@ def plan_pull_request(
     base_name = trusted.base_name(cluster)
     renamed = base_name is not None and base_name != cluster.name
     if renamed and (trusted.head_root / "clusters" / str(base_name)).exists():
-        raise TargetConflictError(f"cluster {cluster.name}: meta.renamedFrom: {base_name}, but clusters/{base_name}/ is "
-                                  "still there: a rename removes the old directory (two directories would manage "
-                                  "one target)")
+        raise TargetConflictError(f"cluster {cluster.name}: meta.renamedFrom: {base_name}, but clusters/{base_name}/ "
+                                  "is still there: a rename removes the old directory (two directories would "
+                                  "manage one target)")
     if base_name is None:
         empty = empty_live_state(cluster)
         notices = [f"{NEW_CLUSTER_NOTICE}; target {describe(cluster)}; {FIRST_APPLY_NOTICE}"]
