@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reconciler.impact.facts import collect_json, only
+from reconciler.impact.job import cached
 from reconciler.impact.riskexpr import mask_of
 from reconciler.model import DEFAULT_ENTITY, DesiredState, EntityRef, SourceRef
 from reconciler.policy.model import PolicySet
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 SAMPLE = 200  # group rows in the summary (every row is in consumers_at_risk/ with --out)
 POLICY_ROWS = 5_000  # rows above the lowest maxUnreadLoss limit judged on the driver
+BROADCAST_ROWS = 500_000  # committed offsets on lowered topics broadcast to the log offsets' scan (~40 MB)
 RULES = {"retention.ms": "retention-lowered", "retention.bytes": "retention-bytes-lowered"}
 AT_RISK_DDL = ("cluster STRING, topic STRING, group STRING, records_min BIGINT, records_max BIGINT, "
                "bytes_min BIGINT, bytes_max BIGINT, lag_records BIGINT, lag_ms_min BIGINT, lag_ms_max BIGINT, "
@@ -62,33 +64,53 @@ def _applies(entry: Column) -> Column:
     return entry.isNotNull() & (entry["part_ids"].isNull() | F.array_contains(entry["part_ids"], F.col("partition")))
 
 
-def _clamp(offset: Column) -> Column:
+def _number(entry: Column, side: str) -> Column:
+    """The entry's value on one side as a number where it changes this partition, else null (unchanged)."""
     from pyspark.sql import functions as F
 
-    return F.least(F.greatest(offset, F.col("log_start")), F.col("log_end"))
+    return F.when(_applies(entry), entry[side].try_cast("long"))
 
 
-def _time_bound(ms: Column) -> tuple[Column, Column]:
-    """(low, high) first offset time retention `ms` keeps: exact where the ages read include it, else bracketed
-    by the ages around it (`unread.time_boundary`); unlimited (null, negative): the log start."""
+def _lookups() -> list[Column]:
+    """Per (group, partition), over its `at` entries exploded (`a`): what the boundaries need, as plain
+    aggregates. The offsets are non-increasing in age (ListOffsets by timestamp is monotone), so the nearest age
+    read below a retention has the least offset of those below it, the nearest above the greatest of those above."""
     from pyspark.sql import functions as F
 
-    at = F.col("at")
-    exact = F.get(F.filter(at, lambda x: x["age_ms"] == ms), 0)["offset"]
-    younger = F.try_element_at(F.filter(at, lambda x: x["age_ms"] < ms), F.lit(-1))["offset"]  # the nearest below
-    older = F.get(F.filter(at, lambda x: x["age_ms"] > ms), 0)["offset"]
+    age, offset, out = F.col("a.age_ms"), F.col("a.offset"), []
+    for side in ("ms_b", "ms_a"):
+        ms = F.col(side)
+        out += [F.max(F.when(age == ms, offset)).alias(f"{side}_exact"),
+                F.min(F.when(age < ms, offset)).alias(f"{side}_younger"),
+                F.max(F.when(age > ms, offset)).alias(f"{side}_older")]
+    position = F.greatest(F.col("committed"), F.col("log_start"))
+    return [*out, F.max(F.when(position < offset, age)).alias("older_than"),
+            F.min(F.when(offset <= position, age)).alias("younger_than")]
+
+
+def _time_bound(side: str) -> tuple[Column, Column]:
+    """(low, high) first offset time retention keeps: exact where the ages read include it, else bracketed by
+    the ages around it (`unread.time_boundary`); unlimited (null, negative): the log start."""
+    from pyspark.sql import functions as F
+
+    ms, start, end = F.col(side), F.col("log_start"), F.col("log_end")
+
+    def clamp(offset: Column) -> Column:
+        return F.least(F.greatest(offset, start), end)
+
     none = ms.isNull() | (ms < 0)
-    high = F.when(none, F.col("log_start")).otherwise(_clamp(F.coalesce(exact, younger, F.col("log_end"))))
-    low = F.when(none, F.col("log_start")).otherwise(_clamp(F.coalesce(exact, older, F.col("log_start"))))
+    exact = F.col(f"{side}_exact")
+    high = F.when(none, start).otherwise(clamp(F.coalesce(exact, F.col(f"{side}_younger"), end)))
+    low = F.when(none, start).otherwise(clamp(F.coalesce(exact, F.col(f"{side}_older"), start)))
     return low, high
 
 
-def _size_bound(limit: Column) -> tuple[Column, Column]:
-    """(low, high) first offset size retention `limit` keeps, the records' mean size standing for each; size
-    not known: anything between the log start and end (`unread.size_boundary`)."""
+def _size_bound(side: str) -> tuple[Column, Column]:
+    """(low, high) first offset size retention keeps, the records' mean size standing for each; size not
+    known: anything between the log start and end (`unread.size_boundary`)."""
     from pyspark.sql import functions as F
 
-    start, end, size = F.col("log_start"), F.col("log_end"), F.col("size_bytes")
+    limit, start, end, size = F.col(side), F.col("log_start"), F.col("log_end"), F.col("size_bytes")
     records = end - start
     cut = start + (records.cast("decimal(38,0)") * (size - limit) / size).cast("long")
     none = limit.isNull() | (limit < 0)
@@ -98,47 +120,42 @@ def _size_bound(limit: Column) -> tuple[Column, Column]:
     return low, high
 
 
-def _bound(ms: Column, limit: Column) -> tuple[Column, Column]:
-    from pyspark.sql import functions as F
-
-    (tl, th), (sl, sh) = _time_bound(ms), _size_bound(limit)
-    return F.greatest(tl, sl), F.greatest(th, sh)
-
-
-def _number(entry: Column, side: str) -> Column:
-    """The entry's value on one side as a number where it changes this partition, else null (unchanged)."""
-    from pyspark.sql import functions as F
-
-    return F.when(_applies(entry), entry[side].try_cast("long"))
-
-
 def _per_partition(gp: DataFrame) -> DataFrame:
-    """A row per (group, partition): its records at risk (low, high), bytes, lag in records and in time."""
+    """A row per (group, partition): its records at risk (low, high), bytes, lag in records and in time.
+
+    The partition's `at` array is exploded and reduced with plain conditional aggregates (`_lookups`), grouped by
+    the join's keys plus the group, so no shuffle is added and no higher-order function (interpreted per element)
+    runs: the boundaries and brackets are then ordinary expressions, in projections that each name what the next
+    reads."""
     from pyspark.sql import functions as F
 
-    ms, by = F.col("ms"), F.col("by")
-    old = _bound(_number(ms, "before"), _number(by, "before"))
-    new = _bound(_number(ms, "after"), _number(by, "after"))
-    c = F.col("committed")
-    rec_lo = F.greatest(F.lit(0), new[0] - F.greatest(c, old[1]))
-    rec_hi = F.greatest(F.lit(0), new[1] - F.greatest(c, old[0]))
-    n, size = F.col("log_end") - F.col("log_start"), F.col("size_bytes")
+    consts = ("committed", "log_start", "log_end", "size_bytes", "read_at", "ms_b", "ms_a", "by_b", "by_a")
+    exploded = gp.select("cluster", "topic", "partition", "group", *consts, F.explode_outer("at").alias("a"))
+    looked = exploded.groupBy("cluster", "topic", "partition", "group", *consts).agg(*_lookups())
+    (tbl, tbh), (sbl, sbh) = _time_bound("ms_b"), _size_bound("by_b")
+    (tal, tah), (sal, sah) = _time_bound("ms_a"), _size_bound("by_a")
+    c, start, end = F.col("committed"), F.col("log_start"), F.col("log_end")
+    position = F.greatest(c, start)
+    caught_up = position >= end
+    bounds = looked.select(
+        "cluster", "topic", "group", "read_at", *consts[:4], *consts[5:],
+        F.greatest(tbl, sbl).alias("old_lo"), F.greatest(tbh, sbh).alias("old_hi"),
+        F.greatest(tal, sal).alias("new_lo"), F.greatest(tah, sah).alias("new_hi"),
+        F.when(caught_up, F.lit(0)).otherwise(F.coalesce("older_than", F.lit(0))).alias("age_lo"),
+        F.when(caught_up, F.lit(0)).otherwise(F.col("younger_than")).alias("age_hi"))
+    rec_lo = F.greatest(F.lit(0), F.col("new_lo") - F.greatest(c, F.col("old_hi")))
+    rec_hi = F.greatest(F.lit(0), F.col("new_hi") - F.greatest(c, F.col("old_lo")))
+    risk = bounds.select("*", rec_lo.alias("rec_lo"), rec_hi.alias("rec_hi"))
+    n, size = end - start, F.col("size_bytes")
 
     def to_bytes(records: Column) -> Column:
         return F.when(n > 0, (records.cast("decimal(38,0)") * size / n).cast("long")).otherwise(F.lit(0))
 
-    position = F.greatest(c, F.col("log_start"))
-    caught_up = position >= F.col("log_end")
-    older_than = F.transform(F.filter("at", lambda x: position < x["offset"]), lambda x: x["age_ms"])
-    younger_than = F.transform(F.filter("at", lambda x: x["offset"] <= position), lambda x: x["age_ms"])
-    return gp.select(
-        "cluster", "topic", "group", "read_at", "ms", "by",
-        rec_lo.alias("rec_lo"), rec_hi.alias("rec_hi"), to_bytes(rec_lo).alias("b_lo"), to_bytes(rec_hi).alias("b_hi"),
-        size.isNull().alias("size_unknown"),
-        F.greatest(F.lit(0), F.col("log_end") - position).alias("lag"),
-        F.when(caught_up, F.lit(0)).otherwise(F.coalesce(F.array_max(older_than), F.lit(0))).alias("age_lo"),
-        F.when(caught_up, F.lit(0)).otherwise(F.array_min(younger_than)).alias("age_hi"),
-        (c < F.col("log_start")).alias("behind"))
+    return risk.select(
+        "cluster", "topic", "group", "read_at", "ms_b", "ms_a", "by_b", "by_a", "rec_lo", "rec_hi",
+        to_bytes(F.col("rec_lo")).alias("b_lo"),
+        to_bytes(F.col("rec_hi")).alias("b_hi"), size.isNull().alias("size_unknown"),
+        F.greatest(F.lit(0), end - position).alias("lag"), "age_lo", "age_hi", (c < start).alias("behind"))
 
 
 def consumers_at_risk(ch: Changes, inv: Inventory) -> AtRisk | None:
@@ -152,21 +169,28 @@ def consumers_at_risk(ch: Changes, inv: Inventory) -> AtRisk | None:
         F.col("ms").isNotNull() | F.col("by").isNotNull())
     committed = only(inv.offsets["group_offsets"], ch.clusters)
     logs = only(inv.offsets["log_offsets"], ch.clusters)
-    gp = committed.join(lowered, ["cluster", "topic"]).join(logs, ["cluster", "topic", "partition"])
-    gp = gp.filter(_applies(F.col("ms")) | _applies(F.col("by")))
-    parts = _per_partition(gp)
+    ms, by = F.col("ms"), F.col("by")
+    gp = committed.join(lowered, ["cluster", "topic"]).filter(_applies(ms) | _applies(by)).select(
+        "cluster", "topic", "partition", "group", "committed", _number(ms, "before").alias("ms_b"),
+        _number(ms, "after").alias("ms_a"), _number(by, "before").alias("by_b"),
+        _number(by, "after").alias("by_a"))
+    # the (group, partition) pairs on lowered topics are few next to the partitions: counted (and cached), then
+    # broadcast to the scan of the log offsets, which is then never shuffled; past BROADCAST_ROWS, both shuffle
+    gp = cached(gp)
+    small = gp.count() <= BROADCAST_ROWS
+    parts = _per_partition((F.broadcast(gp) if small else gp).join(logs, ["cluster", "topic", "partition"]))
+    size_unknown = F.max(F.col("size_unknown").cast("int")) == 0
     per_group = parts.groupBy("cluster", "topic", "group").agg(
         F.sum("rec_lo").alias("records_min"), F.sum("rec_hi").alias("records_max"),
-        F.when(F.max(F.col("size_unknown").cast("int")) == 0, F.sum("b_lo")).alias("bytes_min"),
-        F.when(F.max(F.col("size_unknown").cast("int")) == 0, F.sum("b_hi")).alias("bytes_max"),
+        F.when(size_unknown, F.sum("b_lo")).alias("bytes_min"), F.when(size_unknown, F.sum("b_hi")).alias("bytes_max"),
         F.sum("lag").alias("lag_records"), F.max("age_lo").alias("lag_ms_min"),
         F.when(F.max(F.col("age_hi").isNull().cast("int")) == 0, F.max("age_hi")).alias("lag_ms_max"),
         F.sum((F.col("rec_hi") > 0).cast("int")).alias("partitions"),
         F.sum(F.col("behind").cast("int")).alias("behind_start"), F.min("read_at").alias("read_at"),
-        F.first(F.col("ms")["before"]).alias("retention_ms_before"),
-        F.first(F.col("ms")["after"]).alias("retention_ms_after"),
-        F.first(F.col("by")["before"]).alias("retention_bytes_before"),
-        F.first(F.col("by")["after"]).alias("retention_bytes_after"),
+        # the values the plan shows (canonical LONGs: the number is the text); max: the same on every partition
+        *(F.max(c).cast("string").alias(name) for c, name in (
+            ("ms_b", "retention_ms_before"), ("ms_a", "retention_ms_after"), ("by_b", "retention_bytes_before"),
+            ("by_a", "retention_bytes_after"))),
     ).filter(F.col("records_max") > 0)
     groups = only(inv.offsets["groups"], ch.clusters)
     rows = per_group.join(groups, ["cluster", "group"], "left").select(
@@ -233,26 +257,21 @@ def section(ch: Changes, inv: Inventory, meta: dict[str, Any], judge: Judge | No
     if found is None:
         return {"known": False, "assessedAtMs": int(time.time() * 1000), "clusters": _coverage(coverage),
                 "groupsAtRisk": 0, "rows": [], "policy": []}, None
-    rows = found.rows.withColumn("active", _active())
-    by_cluster = rows.groupBy("cluster").agg(
+    rows = cached(found.rows.withColumn("active", _active()))  # the rollups and the samples all read them
+    by_cluster = rows.groupBy("cluster").agg(  # the fleet's totals are their sums (a group is a cluster's)
         F.countDistinct("group").alias("groups"), F.countDistinct("topic").alias("topics"),
-        F.sum("records_min").alias("recordsMin"), F.sum("records_max").alias("recordsMax"),
-        F.when(F.count(F.when(F.col("bytes_max").isNull(), 1)) == 0, F.sum("bytes_max")).alias("bytesMax"),
-        F.countDistinct(F.when(F.col("active"), F.col("group"))).alias("activeGroups"))
-    fleet = rows.agg(
-        F.countDistinct("cluster", "group").alias("groups"), F.countDistinct("cluster", "topic").alias("topics"),
         F.count(F.lit(1)).alias("pairs"), F.sum("records_min").alias("recordsMin"),
         F.sum("records_max").alias("recordsMax"),
         F.when(F.count(F.when(F.col("bytes_max").isNull(), 1)) == 0, F.sum("bytes_max")).alias("bytesMax"),
-        F.countDistinct(F.when(F.col("active"), F.struct("cluster", "group"))).alias("activeGroups"))
+        F.countDistinct(F.when(F.col("active"), F.col("group"))).alias("activeGroups"))
     top = rows.orderBy(F.col("records_max").desc(), "cluster", "topic", "group").limit(SAMPLE)
-    sections = {"fleet": fleet, "byCluster": by_cluster, "rows": top}
+    sections = {"byCluster": by_cluster, "rows": top}
     limit = threshold(judge.policies) if judge is not None else None
     if limit is not None:  # the rows that can break a rule: above the lowest limit (bounded)
         sections["over"] = rows.filter(F.col("records_max") > limit).select(
             "cluster", "topic", "group", F.array("records_min", "records_max").alias("records")).limit(POLICY_ROWS)
     got = collect_json(ch.spark, sections)
-    total = got["fleet"][0] if got["fleet"] else {}
+    total = _totals(got["byCluster"])
     return {
         "known": True,
         "assessedAtMs": int(time.time() * 1000),
@@ -267,7 +286,14 @@ def section(ch: Changes, inv: Inventory, meta: dict[str, Any], judge: Judge | No
         "byCluster": sorted(got["byCluster"], key=lambda r: (-r["recordsMax"], r["cluster"])),
         "rows": [_row(r) for r in got["rows"]],
         "policy": _judged(judge, got.get("over") or []),
-    }, found.rows
+    }, rows  # cached: --out writes consumers_at_risk/ from it
+
+
+def _totals(by_cluster: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: sum(r[k] or 0 for r in by_cluster)
+                           for k in ("groups", "topics", "pairs", "recordsMin", "recordsMax", "activeGroups")}
+    out["bytesMax"] = None if any(r["bytesMax"] is None for r in by_cluster) else sum(r["bytesMax"] for r in by_cluster)
+    return out
 
 
 def _judged(judge: Judge | None, over: list[dict[str, Any]]) -> list[dict[str, Any]]:

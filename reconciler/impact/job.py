@@ -88,6 +88,13 @@ def release_cached() -> None:
     _CACHED.clear()
 
 
+def cached(df: DataFrame) -> DataFrame:
+    """`df` cached until the next run's `release_cached` (rows several queries of this run read)."""
+    df = df.cache()
+    _CACHED.append(df)
+    return df
+
+
 def compute_changes(spark: SparkSession, inv: Inventory, after: AfterRows, *, full: bool = False) -> Changes:
     """Small facts to the driver, the candidates there, then the topic rows as one plan."""
     release_cached()  # a long-lived session: never reuse a previous run's rows, free their memory

@@ -138,8 +138,9 @@ def _parquet(spark: Any, path: Path) -> list[Any]:
 @pytest.fixture(scope="module")
 def through_connect(connect_server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     work = tmp_path_factory.mktemp("connect-client")
-    env = {**os.environ, **connect_server.env()}
+    env = {**os.environ, **connect_server.env(), "PYTHONPATH": str(REPO)}  # the client imports the tests' fleet
     env.pop("RECONCILER_SPARK_PARTITIONS", None)  # the server's own default
+    env.pop("PYTHONSAFEPATH", None)  # set once a local session started (childenv): it would hide tests/
     proc = subprocess.run([sys.executable, "-c", CLIENT, connect_server.url, str(work)], capture_output=True,
                           text=True, timeout=600, env=env, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -177,6 +178,54 @@ def test_progress_comes_from_the_servers_ui(through_connect: tuple[dict[str, Any
     assert remote["progress"], "no progress from the server's UI REST API while the job ran"
     assert all(total is not None and 0 <= done <= total for done, total in remote["progress"])
     assert remote["session"]["jobs"] > 0 and remote["session"]["stages"] > 0  # this session's, by its job tags
+
+
+CONSUMERS = """
+import json, sys
+from pathlib import Path
+from reconciler.impact.consumers import section
+from reconciler.impact.inventory import read_inventory, read_meta
+from reconciler.impact.job import compute_changes
+from reconciler.impact.session import spark_session
+from tests.integration.test_impact_consumers import AFTER, write_consumer_fleet
+
+url, work = sys.argv[1], Path(sys.argv[2])
+with spark_session(url) as spark:
+    write_consumer_fleet(work / "inv", spark)
+    inv = read_inventory(spark, work / "inv")
+    found, rows = section(compute_changes(spark, inv, AFTER), inv, read_meta(work / "inv"))
+    out = {"section": {k: v for k, v in found.items() if k != "assessedAtMs"},
+           "rows": [r.asDict(recursive=True) for r in rows.collect()],
+           "log_offsets": [r.asDict(recursive=True) for r in inv.offsets["log_offsets"].collect()]}
+print(json.dumps(out, default=str))
+"""
+
+
+def test_consumers_at_risk_are_the_same_through_connect(
+        spark: Any, connect_server: Server, tmp_path: Path) -> None:
+    """Issue 42: the consumers at risk of test_impact_consumers' fleet, its inventory written by the server (the
+    offsets' arrays of structs travel as Arrow), the same as the local session's, row for row."""
+    from reconciler.impact.consumers import section
+    from reconciler.impact.inventory import read_inventory, read_meta
+    from reconciler.impact.job import compute_changes
+    from tests.integration.test_impact_consumers import AFTER as CONSUMER_AFTER
+    from tests.integration.test_impact_consumers import write_consumer_fleet
+
+    env = {**os.environ, **connect_server.env(), "PYTHONPATH": str(REPO)}  # the client imports the tests' fleet
+    env.pop("RECONCILER_SPARK_PARTITIONS", None)
+    env.pop("PYTHONSAFEPATH", None)  # set once a local session started (childenv): it would hide tests/
+    proc = subprocess.run([sys.executable, "-c", CONSUMERS, connect_server.url, str(tmp_path / "remote")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    remote = json.loads(proc.stdout)
+    write_consumer_fleet(tmp_path / "local", spark)
+    inv = read_inventory(spark, tmp_path / "local")
+    found, rows = section(compute_changes(spark, inv, CONSUMER_AFTER), inv, read_meta(tmp_path / "local"))
+    assert rows is not None and found["groupsAtRisk"] == 3
+    assert remote["section"] == _plain({k: v for k, v in found.items() if k != "assessedAtMs"})
+    assert _rows(remote["rows"]) == _rows([r.asDict(recursive=True) for r in rows.collect()])
+    assert _rows(remote["log_offsets"]) == _rows([r.asDict(recursive=True)
+                                                  for r in inv.offsets["log_offsets"].collect()])
 
 
 def cli(manifests: Path, inventory: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:

@@ -67,14 +67,8 @@ AFTER = AfterRows(
 )
 
 
-@pytest.fixture(scope="module")
-def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from reconciler.impact.aggregate import summary as summarize
-    from reconciler.impact.consumers import section
-    from reconciler.impact.inventory import read_meta
-    from reconciler.impact.job import compute_changes
-
-    directory: Path = tmp_path_factory.mktemp("inv-consumers")
+def write_consumer_fleet(directory: Path, spark: Any) -> None:
+    """The inventory above, offsets included (also written through Spark Connect: test_impact_connect.py)."""
     write_tables(spark, {
         "brokers": [("c1", b, None, [f"PLAINTEXT://b{b}:9092"]) for b in (1, 2, 3)],
         "topics": [("c1", t, n, 3) for t, n in TOPICS.items()],
@@ -87,6 +81,17 @@ def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         **offset_rows(OFFSETS),
     }, directory)
     write_meta(directory, ["c1"], "snapshot", False, {"c1": {"readAt": "2027-01-15T08:00:00Z", "readAtMs": T}})
+
+
+@pytest.fixture(scope="module")
+def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from reconciler.impact.aggregate import summary as summarize
+    from reconciler.impact.consumers import section
+    from reconciler.impact.inventory import read_meta
+    from reconciler.impact.job import compute_changes
+
+    directory: Path = tmp_path_factory.mktemp("inv-consumers")
+    write_consumer_fleet(directory, spark)
     inv = read_inventory(spark, directory)
     changes = compute_changes(spark, inv, AFTER)
     found, rows = section(changes, inv, read_meta(directory))
