@@ -105,14 +105,29 @@ def audit_entry(
     return record
 
 
+ACCESS_SHOWN = 1000  # ACL resource patterns an audit entry details (`access_changes`)
+
+
 def access_changes(plan: Plan) -> dict[str, Any]:
     """What an auditor asks of an access change: each ACL resource pattern with the entries added and removed
     and the principals that lose access (risk's `losing`), and each SCRAM credential created, replaced or
-    removed (user and mechanism; never a credential). Empty for a plan that changes no access."""
+    removed (user and mechanism; never a credential). Empty for a plan that changes no access.
+
+    At most ACCESS_SHOWN patterns are detailed (beyond that, those where a principal loses access first), with the
+    complete counts beside them: an audit entry is one znode (ZooKeeper refuses more than jute.maxbuffer, 1 MiB) or one
+    record of the state topic (1 MiB by default), and 10,000 patterns' details took 1.1 MB, so the apply's last
+    write failed after every ACL was written."""
     out: dict[str, Any] = {}
     if plan.acls:
+        shown = plan.acls if len(plan.acls) <= ACCESS_SHOWN else (  # losses first, else plan order (stable)
+            sorted(plan.acls, key=lambda a: not a.losing)[:ACCESS_SHOWN])
         out["acls"] = [{"resource": a.resource.display, "added": [e.display for e in a.add],
-                        "removed": [e.display for e in a.remove], "losing": list(a.losing)} for a in plan.acls]
+                        "removed": [e.display for e in a.remove], "losing": list(a.losing)} for a in shown]
+        if len(shown) < len(plan.acls):
+            out["aclsCounted"] = {"patterns": len(plan.acls), "detailed": len(shown),
+                                  "added": sum(len(a.add) for a in plan.acls),
+                                  "removed": sum(len(a.remove) for a in plan.acls),
+                                  "losing": sum(bool(a.losing) for a in plan.acls)}
     scram = [{"user": e.ref.name, "mechanism": c.key, "op": c.op} for e in plan.entities
              if e.ref.entity_type == "users" and e.ref.client is None for c in e.changes if c.key in SCRAM_KEYS]
     if scram:

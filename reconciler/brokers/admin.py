@@ -73,6 +73,7 @@ class BrokerAdmin:
 
         servers = [server_text(h, p) for h, p in checked_servers(spec.bootstrap_servers)]
         self.where = "brokers at " + ",".join(servers)
+        self.request_timeout_s = request_timeout_s
         # the same checked servers, dial guard and security for this cluster's other clients (kraft/state.py)
         self.client_config: dict[str, Any] = {"bootstrap_servers": servers, "kafka_client": _guarded_client,
                                               **_client_options(spec, security or AdminSecurity())}
