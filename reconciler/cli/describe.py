@@ -14,7 +14,7 @@ import click
 from reconciler.cli.context import Context, emit_diagnostics
 from reconciler.effective import Layers
 from reconciler.errors import ReconcilerError
-from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, DesiredState, EntityRef, LiveState
+from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, KRAFT_ENTITY_TYPES, DesiredState, EntityRef, LiveState
 from reconciler.plan import Plan
 from reconciler.render.access import AccessView, access_blocks
 from reconciler.render.describe import consumer_blocks
@@ -64,6 +64,10 @@ def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fm
     states, warnings = load_desired(obj.repo, [cluster])
     desired = states[cluster]
     emit_diagnostics(warnings, "text")
+    if ref is not None and ref.entity_type in KRAFT_ENTITY_TYPES and not desired.cluster.is_kraft:
+        # ConfigResource.Type.GROUP/CLIENT_METRICS and features live in KRaft's metadata log, never in ZooKeeper
+        raise ReconcilerError(f"entity {entity!r}: {ref.entity_type} exist only on KRaft clusters; "
+                              f"{cluster} is a ZooKeeper-mode cluster")
     live = read_cluster(desired, obj.repo, obj.progress())
     planned = plan_against(desired, live, obj.repo, None)
     emit_diagnostics(planned.diagnostics, "text")  # informational here: nothing is applied

@@ -4,6 +4,7 @@ tests ask the brokers themselves (kafka-python, never our own read-back)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,26 @@ def reset_dynamic_configs(kafka: KafkaCluster, tmp: Path) -> None:
     root = make_repo(tmp / "reset-repo", kafka, docs)
     code = cli(root, "apply", "c1", "--auto-approve", "--allow-destructive", "--audit-log", str(tmp / "reset.jsonl"))
     assert code == 0, "could not reset the brokers' dynamic configs"
+
+
+def hand_over(kafka: KafkaCluster, to: str) -> None:
+    """Around a test that applies to the shared brokers under another cluster directory name (the README's
+    `local-dev`): the owner record names `to`, so neither that directory nor the other tests' `c1` is refused as
+    a second directory managing the same target (ownership.py) — what `meta.renamedFrom` does for an operator."""
+    from datetime import datetime
+
+    from kazoo.client import KazooClient
+
+    from reconciler.backend import Owner
+    from reconciler.zk.owner import claim_owner, read_owner
+
+    client = KazooClient(hosts=kafka.zk_connect, timeout=10)
+    client.start(timeout=15)
+    try:
+        recorded = read_owner(client, "/reconciler")
+        owner = Owner(to, "tests", datetime.now(UTC).isoformat())
+        assert claim_owner(client, "/reconciler", owner, False,
+                           replacing=recorded.cluster if recorded else None).cluster == to
+    finally:
+        client.stop()
+        client.close()

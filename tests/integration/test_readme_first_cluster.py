@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.brokerrepo import broker_config, topic_config
+from tests.integration.brokerrepo import broker_config, hand_over, topic_config
 from tests.kafkabrokers import KafkaCluster
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -70,16 +70,20 @@ def test_the_readme_first_cluster_commands_run_as_written(kafka: KafkaCluster, t
     text = text.replace("127.0.0.1:2181/kafka/local-dev", kafka.zk_connect)
     text = re.sub(r'bootstrapServers: "[^"]*"', f'bootstrapServers: "{kafka.bootstrap}"', text)
     cluster.write_text(text)
-    for command in readme_commands():
-        argv = [str(REPO / command[0]), "--repo", str(root), *command[1:]]  # the command the set-up installed
-        if command[1] == "apply":
-            code, out = run_on_terminal(argv, tmp_path, "yes")
-            assert code == 0, out
-            assert "Apply complete:" in out and "local-dev: verified: every broker took every change" in out
-        else:
-            result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                                    env={**os.environ, "RECONCILER_AUDIT_LOG": str(tmp_path / "audit.jsonl")})
-            assert result.returncode == 0, result.stderr
+    hand_over(kafka, "local-dev")  # the shared brokers' other tests apply as c1
+    try:
+        for command in readme_commands():
+            argv = [str(REPO / command[0]), "--repo", str(root), *command[1:]]  # the command the set-up installed
+            if command[1] == "apply":
+                code, out = run_on_terminal(argv, tmp_path, "yes")
+                assert code == 0, out
+                assert "Apply complete:" in out and "local-dev: verified: every broker took every change" in out
+            else:
+                result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                        env={**os.environ, "RECONCILER_AUDIT_LOG": str(tmp_path / "audit.jsonl")})
+                assert result.returncode == 0, result.stderr
+    finally:
+        hand_over(kafka, "c1")
     # the brokers' own word on what the README's cluster declares
     entry = broker_config(kafka, 1, "log.retention.ms")
     assert entry is not None and (entry["value"], entry["config_source"]) == (

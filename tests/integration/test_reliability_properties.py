@@ -192,7 +192,8 @@ def test_apply_of_the_plan_converges_on_zookeeper(
                     assert secret not in text
             assert plans_from_json(plan_file) == [plan]  # what `apply plan.json` executes is the plan
 
-            apply_cluster_plan(plan, desired, root, allow_destructive=True, audit_log=root / "audit.jsonl")
+            apply_cluster_plan(plan, desired, root, allow_destructive=True, audit_log=root / "audit.jsonl",
+                               adopt=True)  # an operator's apply of a plan they read (the CLI's default)
             again = plan_cluster(desired, root).plan
             assert again.is_empty, render_text([again])
             if case.wanted_password is not None:  # written as Kafka would encode it

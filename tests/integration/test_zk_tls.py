@@ -158,4 +158,4 @@ def test_the_client_key_must_be_in_the_repository_or_an_approved_directory(
     monkeypatch.delenv("RECONCILER_SECRET_DIRS")
     root = repo(tmp_path, pki, f"127.0.0.1:{server.port}/tls-key")
     code, _, err = invoke(capsys, "--repo", str(root), "plan", "a")
-    assert code == 1 and "key file" in err and "outside the repository" in err
+    assert code == 1 and "key file" in err and "outside the cluster's directory" in err
