@@ -87,7 +87,9 @@ def test_groups_client_metrics_and_features_on_kafka_4_1(kraft4: KraftCluster, t
     group, sub = f"orders-{uuid.uuid4().hex[:6]}", f"latency-{uuid.uuid4().hex[:6]}"
     repo = make_repo(tmp_path / "manifests")
     root = Path(repo.working_tree_dir or ".")
-    cluster = KRAFT_CLUSTER.format(name="k4", version="4.1", bootstrap=kraft4.bootstrap, extra="")
+    # its own state topic: the shared node's default one records cluster k1 as its owner (ownership.py)
+    state = f", stateTopic: _kr-k4-{uuid.uuid4().hex[:6]}"
+    cluster = KRAFT_CLUSTER.format(name="k4", version="4.1", bootstrap=kraft4.bootstrap, extra=state)
     files = {"clusters/k4/cluster.yaml": cluster,
              **{f"clusters/k4/{n}": t for n, t in documents(group, sub, share=1).items()}}
     commit(repo, "Kafka 4.x entities", files)
