@@ -219,7 +219,7 @@ def kafka_cluster(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory)
     stop_cluster(cluster)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # one module uses it: stopped after it, not idle till the end
 def kafka_racks(zk_server: ZkServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
     """Three real ZooKeeper-mode brokers with broker.rack set (1: a, 2: b, 3: b), for replica placement and
     reassignments (tests/integration/test_reassign*.py); started once per run, on first use."""
@@ -285,13 +285,13 @@ def kraft4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
     yield from kraft_fixture("4.x", tmp_path_factory)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # one module uses it: stopped after it, not idle till the end
 def kraft39(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
     """A single-node Kafka 3.9 in KRaft mode (the ZooKeeper-mode brokers' jars, kafka/pom.xml)."""
     yield from kraft_fixture("3.9", tmp_path_factory)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # one module uses it: stopped after it, not idle till the end
 def kraft_racks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KraftCluster]:
     """Three combined KRaft Kafka 4.x nodes with broker.rack set (1: a, 2: b, 3: b), for replica placement and
     reassignments (tests/integration/test_reassign_kraft.py); started once per run, on first use."""

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kafkabrokers import kill_brokers
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local-kraft.sh"
 CLUSTER_SCRIPT = REPO / "scripts" / "local-kraft-cluster.sh"
@@ -47,6 +49,7 @@ def start_kraft(directory: Path, version: str) -> KraftCluster:
 
 
 def stop_kraft(cluster: KraftCluster) -> None:
+    kill_brokers(cluster.dir)  # throwaway nodes: no controlled shutdown at the end of the run
     run_script("stop", "--dir", str(cluster.dir))
 
 
@@ -79,5 +82,6 @@ def kraft_cluster_fixture(version: str, racks: list[str], tmp_path_factory: pyte
     try:
         yield cluster
     finally:
+        kill_brokers(directory)
         subprocess.run(["bash", str(CLUSTER_SCRIPT), "stop", "--dir", str(directory)], capture_output=True,
                        timeout=120, check=False)

@@ -30,30 +30,6 @@ def impact(manifests: Path, inventory: Path, *flags: str,
     )
 
 
-def test_stderr_holds_only_the_phases_without_verbose(spark: Any, tmp_path: Path) -> None:
-    sys.path.insert(0, str(REPO / "bench"))
-    import fleetgen
-
-    from reconciler.impact.inventory import write_meta
-
-    inventory, manifests = tmp_path / "inventory", tmp_path / "manifests"
-    fleetgen.generate(spark, 3, 10, inventory, seed=5, sizes=False, files=1)
-    write_meta(inventory, (fleetgen.name(i) for i in range(3)), "fleetgen", False)
-    fleetgen.write_manifests(manifests, 3)
-
-    quiet = impact(manifests, inventory)
-    assert quiet.returncode == 0, quiet.stderr[-4000:]
-    assert json.loads(quiet.stdout)["topicsAffected"] > 0
-    assert [line for line in quiet.stderr.splitlines() if not line.startswith("impact: ")] == [], quiet.stderr
-    assert len(quiet.stderr.splitlines()) == 4  # clusters, start, before, effective: one line each off a TTY
-
-    verbose = impact(manifests, inventory, "-v")  # -v keeps Spark's own start-up output
-    assert verbose.returncode == 0, verbose.stderr[-4000:]
-    assert unclocked(verbose.stdout) == unclocked(quiet.stdout)
-    assert [line for line in verbose.stderr.splitlines() if "impact: " not in line], verbose.stderr
-
-
-
 EARLY_CLOSE = """
 from pyspark import SparkContext
 from reconciler.impact.session import EarlyStart
@@ -133,7 +109,8 @@ with spark_session("local[1]") as spark:
 def test_the_driver_class_archive_is_saved_mapped_and_never_costs_a_run(spark: Any, tmp_path: Path) -> None:
     """RECONCILER_SPARK_CLASS_ARCHIVE=save writes the archive as the run's JVM exits; the next JVM maps it (it is
     in the process's memory map, so the JVM accepted it); with a damaged one the JVM starts without it, silently,
-    and the report is the same."""
+    and the report is the same. Each run's stderr holds only the phase lines, none of the JVM's or Spark's
+    start-up chatter, unless -v (one test: every run here starts a JVM)."""
     sys.path.insert(0, str(REPO / "bench"))
     import fleetgen
 
@@ -147,6 +124,9 @@ def test_the_driver_class_archive_is_saved_mapped_and_never_costs_a_run(spark: A
 
     saved = impact(manifests, inventory, env={**env, "RECONCILER_SPARK_CLASS_ARCHIVE": "save"})
     assert saved.returncode == 0, saved.stderr[-4000:]
+    assert json.loads(saved.stdout)["topicsAffected"] > 0
+    assert [line for line in saved.stderr.splitlines() if not line.startswith("impact: ")] == [], saved.stderr
+    assert len(saved.stderr.splitlines()) == 4  # clusters, start, before, effective: one line each off a TTY
     archives = list(cache.iterdir())
     assert len(archives) == 1 and archives[0].suffix == ".jsa" and archives[0].stat().st_size > 1 << 20, archives
 
@@ -160,3 +140,8 @@ def test_the_driver_class_archive_is_saved_mapped_and_never_costs_a_run(spark: A
     damaged = impact(manifests, inventory, env=env)
     assert damaged.returncode == 0 and unclocked(damaged.stdout) == unclocked(saved.stdout), damaged.stderr[-4000:]
     assert [line for line in damaged.stderr.splitlines() if not line.startswith("impact: ")] == [], damaged.stderr
+
+    verbose = impact(manifests, inventory, "-v")  # -v keeps Spark's own start-up output
+    assert verbose.returncode == 0, verbose.stderr[-4000:]
+    assert unclocked(verbose.stdout) == unclocked(saved.stdout)
+    assert [line for line in verbose.stderr.splitlines() if "impact: " not in line], verbose.stderr
