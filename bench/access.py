@@ -25,6 +25,10 @@ not measured):
                            the resource znode, set it version-guarded, create its change notification
                            (AclAuthorizer.updateResourceAcls); KRaft: one CreateAcls request per entry
 
+--clients RUNS (KRaft): every ACL binding read by each Python Kafka client's own describe_acls, a whole process
+each: kafka-python's KafkaAdminClient and, with --confluent-site DIR (confluent-kafka installed there with
+`pip install --target DIR confluent-kafka`; not a dependency of the project), confluent-kafka's AdminClient.
+
 Targets (issue 44): plan <= 1.2x the read floor, memory bounded; apply >= 10x one at a time.
 """
 
@@ -390,6 +394,59 @@ def kraft_one_at_a_time(bootstrap: str, patterns: Sequence[tuple[str, str, str]]
         admin.close()
 
 
+# --- the two Python Kafka clients' own DescribeAcls (--clients, KRaft) ------------------------------------------
+
+KAFKA_PYTHON_ACLS = """
+import sys, time
+from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, KafkaAdminClient, ResourcePatternFilter
+from kafka.admin import ACLResourcePatternType, ResourceType
+admin = KafkaAdminClient(bootstrap_servers=sys.argv[1], request_timeout_ms=120000)
+start = time.perf_counter()
+acls, error = admin.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                            ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)))
+print(len(acls), f"{time.perf_counter() - start:.2f}", file=sys.stderr)
+"""
+
+CONFLUENT_ACLS = """
+import sys, time
+from confluent_kafka.admin import (AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
+                                   ResourcePatternType, ResourceType)
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+start = time.perf_counter()
+future = admin.describe_acls(AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                              AclOperation.ANY, AclPermissionType.ANY), request_timeout=120)
+acls = future.result()
+print(len(acls), f"{time.perf_counter() - start:.2f}", file=sys.stderr)
+"""
+
+
+def clients(root: Path, bootstrap: str, confluent_site: str | None, runs: int) -> None:
+    """Every ACL binding read with each Python client's own describe_acls (a whole process each: wall, CPU, peak
+    RSS; the count and the call's own time on stderr): kafka-python's KafkaAdminClient, and confluent-kafka's
+    AdminClient (librdkafka) where `--confluent-site` names a directory it is installed in (pip install --target;
+    not a dependency of the project)."""
+    scripts = {"kafka-python describe_acls": KAFKA_PYTHON_ACLS}
+    if confluent_site:
+        scripts["confluent-kafka describe_acls"] = CONFLUENT_ACLS
+    for label, text in scripts.items():
+        script = root / (label.split()[0] + ".py")
+        script.write_text(text, encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": confluent_site or ""}
+        for _ in range(runs):
+            start = time.perf_counter()
+            process = subprocess.Popen([str(PYTHON), str(script), bootstrap], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, env=env)
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter() - start
+            err = process.stderr.read().decode() if process.stderr else ""
+            code = os.waitstatus_to_exitcode(status)
+            said = err.strip().splitlines()[-1] if err.strip() else ""
+            outcome = (f"{said.split()[0]} bindings in {said.split()[1]} s (the call)" if code == 0
+                       else f"FAILED (exit {code}): {said[-300:]}")
+            print(f"  {label:<31} {wall:7.2f} s wall  {usage.ru_utime + usage.ru_stime:7.2f} s CPU  "
+                  f"{usage.ru_maxrss / 1024:6.0f} MiB  {outcome}", flush=True)
+
+
 # --- the run ----------------------------------------------------------------------------------------------------
 
 @contextmanager
@@ -429,6 +486,10 @@ def main() -> None:
     parser.add_argument("--apply-entries", type=int, default=10_000)
     parser.add_argument("--apply-runs", type=int, default=2)
     parser.add_argument("--baseline-runs", type=int, default=1)
+    parser.add_argument("--clients", type=int, default=0, metavar="RUNS",
+                        help="KRaft: also read every ACL with kafka-python's and confluent-kafka's describe_acls")
+    parser.add_argument("--confluent-site", help="a directory confluent-kafka is installed in (pip --target)")
+    parser.add_argument("--no-plan", action="store_true", help="skip the plan rows (with --clients)")
     args = parser.parse_args()
     patterns = resources(args.resources)
     print(f"machine: {machine()}; load average at start: {load_average()}", flush=True)
@@ -448,8 +509,11 @@ def main() -> None:
             floor_script.write_text(ZK_FLOOR if args.backend == "zookeeper" else KRAFT_FLOOR, encoding="utf-8")
             where = [f"127.0.0.1:{target}", CHROOT] if args.backend == "zookeeper" else [target]
             print(f"manifests: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB", flush=True)
-            rows = measure({PLAN: [str(RECONCILER), "--repo", str(repo), "plan"],
-                            FLOOR: [str(PYTHON), str(floor_script), *where, *map(str, files)]}, args.runs)
+            rows = {} if args.no_plan else measure(
+                {PLAN: [str(RECONCILER), "--repo", str(repo), "plan"],
+                 FLOOR: [str(PYTHON), str(floor_script), *where, *map(str, files)]}, args.runs)
+            if args.clients and args.backend == "kraft":
+                clients(root, target, args.confluent_site, args.clients)
             applied, baseline = [], []
             if args.apply_entries:
                 for round_ in range(args.apply_runs + 1):  # the first unmeasured (bytecode, caches)
@@ -471,7 +535,8 @@ def main() -> None:
                     baseline.append(one)
                     print(f"  one at a time, {len(added)} entries: {one:7.2f} s", flush=True)
     print(f"load average at end: {load_average()}")
-    report(rows, FLOOR)
+    if rows:
+        report(rows, FLOOR)
     if applied:
         wall = statistics.median(w for w, _, _ in applied)
         one = statistics.median(baseline)
