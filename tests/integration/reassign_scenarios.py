@@ -156,7 +156,7 @@ def scenario_an_interrupted_reassignment_is_resumed_by_the_next_pass(target: Tar
     topic = f"resume-{uuid.uuid4().hex[:8]}"
     create(target, topic, {0: [1], 1: [3]})
     preload(target.bootstrap, topic, 2, 2)
-    root = target.repo(tmp_path, topics_doc(topic, 2, 2), throttle=256 * 1024)
+    root = target.repo(tmp_path, topics_doc(topic, 2, 2), throttle=64 * 1024)  # still moving when killed
     process = _apply_process(root, tmp_path, target.cluster)
     try:
         wait_for("the moves in flight", lambda: {tp for tp in in_flight(target.bootstrap) if tp[0] == topic},
