@@ -246,7 +246,9 @@ def run_measured(args: Sequence[str]) -> tuple[float, float, float]:
         elapsed = time.perf_counter() - start
         if process.returncode != 0:
             err.seek(0)
-            sys.exit(f"{' '.join(args)} exited {process.returncode}:\n{err.read().decode()[-4000:]}")
+            text = err.read().decode()
+            lines = [line[:400] for line in text.splitlines()]  # a line of 10,000 listed changes cut to its start
+            sys.exit(f"{' '.join(args)} exited {process.returncode}:\n" + "\n".join(lines)[-6000:])
     return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
