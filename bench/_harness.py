@@ -1,4 +1,5 @@
-"""Shared helpers of the whole-process benchmarks (bench/plan.py, bench/validate_fleet.py, bench/kraft.py).
+"""Shared helpers of the whole-process benchmarks (bench/plan.py, bench/validate_fleet.py, bench/kraft.py,
+bench/access.py, bench/fleet.py).
 
 Not a test helper: nothing here asserts a timing. Each bench measures wall time of whole subprocesses
 (interpreter start, imports, work, exit), so what is compared is what a user waits for.
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -171,3 +173,68 @@ def table(rows: Sequence[tuple[str, Timing]], reference: Timing, name: str) -> N
         ratio = timing.median / reference.median
         out.add_row(label, f"{timing.median:.3f}", f"{timing.median_cpu:.3f}", f"{ratio:.2f}")
     Console(highlight=False, markup=False, emoji=False).print(out)
+
+
+# --- KRaft set-up through kafka-python's Admin client (seeding and baselines, not measured paths) ---------------
+
+def kraft_admin(bootstrap: str) -> Any:
+    from kafka.admin import KafkaAdminClient
+
+    return KafkaAdminClient(bootstrap_servers=[bootstrap], request_timeout_ms=300_000)
+
+
+def kraft_send(admin: Any, request: Any) -> Any:
+    """One request through the client's own connection manager, its answer awaited."""
+    manager = admin._manager
+
+    async def ask() -> Any:
+        return await manager.send(request)
+
+    return manager.run(ask)
+
+
+# --- the ZooKeeper read floors' multiRead (bench/access.py, bench/fleet.py): source text of a bare program --------
+
+ZK_MULTIREAD = r'''
+from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, read_string, stat_struct
+from kazoo.protocol.serialization import write_string
+
+GET_DATA, GET_CHILDREN = 4, 8
+
+
+class MultiRead:  # OpCode.multiRead (22), as reconciler.zk.multiread sends it
+    type = 22
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def serialize(self):
+        out = bytearray()
+        for op, path in self.ops:
+            out += multiheader_struct.pack(op, False, -1) + write_string(path) + b"\0"
+        return out + multiheader_struct.pack(-1, True, -1)
+
+    @classmethod
+    def deserialize(cls, buf, offset):
+        results = []
+        while True:
+            op, done, _ = multiheader_struct.unpack_from(buf, offset)
+            offset += multiheader_struct.size
+            if done:
+                return results
+            if op == GET_DATA:
+                data, offset = read_buffer(buf, offset)
+                results.append((data, stat_struct.unpack_from(buf, offset)))
+                offset += stat_struct.size
+            elif op == GET_CHILDREN:
+                count = int_struct.unpack_from(buf, offset)[0]
+                offset += int_struct.size
+                children = []
+                for _ in range(max(count, 0)):
+                    child, offset = read_string(buf, offset)
+                    children.append(child)
+                results.append(children)
+            else:  # an error (-1): NoNode for a parent that does not exist
+                offset += int_struct.size
+                results.append(None)
+'''

@@ -46,7 +46,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _harness import PYCACHE, PYTHON, RECONCILER, load_average, local_kraft, local_zookeeper, machine
+from _harness import (
+    PYCACHE,
+    PYTHON,
+    RECONCILER,
+    ZK_MULTIREAD,
+    kraft_admin,
+    kraft_send,
+    load_average,
+    local_kraft,
+    local_zookeeper,
+    machine,
+)
 
 CHROOT = "/kafka/access"
 BROKERS = (1, 2, 3)
@@ -58,54 +69,15 @@ OPERATIONS = {"Topic": ("Read", "Write", "Describe", "Create", "DescribeConfigs"
 CHANGED = 100  # entries added and removed by the plan
 ACLS_PER_FILE = 1000  # resource patterns per Acls file
 
-ZK_FLOOR = r'''
+ZK_FLOOR = ZK_MULTIREAD + r'''
 import sys
 import yaml
 from kazoo.client import KazooClient
-from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, read_string, stat_struct
-from kazoo.protocol.serialization import write_string
-
-GET_DATA, GET_CHILDREN = 4, 8
 TYPES = ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User")
 LISTED = (["/config/users", "/brokers/ids", "/brokers/topics"] + [f"/kafka-acl/{t}" for t in TYPES]
           + [f"/kafka-acl-extended/prefixed/{t}" for t in TYPES])
 
 
-class MultiRead:  # OpCode.multiRead (22), as reconciler.zk.multiread sends it
-    type = 22
-
-    def __init__(self, ops):
-        self.ops = ops
-
-    def serialize(self):
-        out = bytearray()
-        for op, path in self.ops:
-            out += multiheader_struct.pack(op, False, -1) + write_string(path) + b"\0"
-        return out + multiheader_struct.pack(-1, True, -1)
-
-    @classmethod
-    def deserialize(cls, buf, offset):
-        results = []
-        while True:
-            op, done, _ = multiheader_struct.unpack_from(buf, offset)
-            offset += multiheader_struct.size
-            if done:
-                return results
-            if op == GET_DATA:
-                data, offset = read_buffer(buf, offset)
-                results.append((data, stat_struct.unpack_from(buf, offset)))
-                offset += stat_struct.size
-            elif op == GET_CHILDREN:
-                count = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                children = []
-                for _ in range(max(count, 0)):
-                    child, offset = read_string(buf, offset)
-                    children.append(child)
-                results.append(children)
-            else:
-                offset += int_struct.size
-                results.append(None)
 
 
 hosts, chroot, *files = sys.argv[1:]
@@ -330,21 +302,6 @@ def zk_one_at_a_time(port: int, patterns: Sequence[tuple[str, str, str]], added:
 
 
 # --- KRaft ------------------------------------------------------------------------------------------------------
-
-def kraft_admin(bootstrap: str) -> Any:
-    from kafka.admin import KafkaAdminClient
-
-    return KafkaAdminClient(bootstrap_servers=[bootstrap], request_timeout_ms=300_000)
-
-
-def kraft_send(admin: Any, request: Any) -> Any:
-    manager = admin._manager
-
-    async def ask() -> Any:
-        return await manager.send(request)
-
-    return manager.run(ask)
-
 
 def kraft_creation(rtype: str, pattern: str, name: str, principal: str, op: str) -> Any:
     from kafka.admin import ACLOperation, ResourceType

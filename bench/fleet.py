@@ -41,23 +41,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import PYTHON, RECONCILER, load_average, local_zookeeper, machine, time_process  # noqa: E402
+from _harness import PYTHON, RECONCILER, ZK_MULTIREAD, load_average, local_zookeeper, machine, time_process  # noqa: E402
 
 from reconciler.model import BrokerRegistration  # noqa: E402
 from reconciler.zk.layout import encode_broker_registration, encode_controller  # noqa: E402
 
 BROKERS = (1, 2, 3)
 
-FLOOR = r'''
+FLOOR = ZK_MULTIREAD + r'''
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import yaml
 from kazoo.client import KazooClient
-from kazoo.protocol.serialization import int_struct, multiheader_struct, read_buffer, read_string, stat_struct
-from kazoo.protocol.serialization import write_string
-
-GET_DATA, GET_CHILDREN = 4, 8
 # what a no-op reconcile lists (zk/read.py: entity types of the manifests, brokers, topics, pending deletions,
 # the ACL resource types, literal and prefixed)
 ACL_TYPES = ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User")
@@ -65,41 +61,6 @@ LISTED = (["/config/brokers", "/config/topics", "/brokers/ids", "/brokers/topics
           + [f"/kafka-acl/{t}" for t in ACL_TYPES] + [f"/kafka-acl-extended/prefixed/{t}" for t in ACL_TYPES])
 
 
-class MultiRead:  # OpCode.multiRead (22), as reconciler.zk.multiread sends it
-    type = 22
-
-    def __init__(self, ops):
-        self.ops = ops
-
-    def serialize(self):
-        out = bytearray()
-        for op, path in self.ops:
-            out += multiheader_struct.pack(op, False, -1) + write_string(path) + b"\0"
-        return out + multiheader_struct.pack(-1, True, -1)
-
-    @classmethod
-    def deserialize(cls, buf, offset):
-        results = []
-        while True:
-            op, done, _ = multiheader_struct.unpack_from(buf, offset)
-            offset += multiheader_struct.size
-            if done:
-                return results
-            if op == GET_DATA:
-                data, offset = read_buffer(buf, offset)
-                results.append((data, stat_struct.unpack_from(buf, offset)))
-                offset += stat_struct.size
-            elif op == GET_CHILDREN:
-                count = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                children = []
-                for _ in range(max(count, 0)):
-                    child, offset = read_string(buf, offset)
-                    children.append(child)
-                results.append(children)
-            else:  # an error (-1): NoNode for a parent that does not exist
-                offset += int_struct.size
-                results.append(None)
 
 
 port, parallel, repo = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])

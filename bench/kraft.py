@@ -35,11 +35,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from _harness import (
     PYTHON,
     RECONCILER,
+    kraft_admin,
+    kraft_send,
     load_average,
     local_kraft,
     machine,
@@ -99,21 +100,6 @@ def retention(i: int) -> int:
     return 86_400_000 * (1 + i % 7)
 
 
-def connect(bootstrap: str) -> Any:
-    from kafka.admin import KafkaAdminClient
-
-    return KafkaAdminClient(bootstrap_servers=[bootstrap], request_timeout_ms=300_000)
-
-
-def send(admin: Any, request: Any) -> Any:
-    manager = admin._manager
-
-    async def ask() -> Any:
-        return await manager.send(request)
-
-    return manager.run(ask)
-
-
 def acl_entries() -> list[tuple[str, str, str]]:
     """(topic, principal, operation): the ACL entries seeded (and declared)."""
     return [(topic_name(i), f"User:app-{i % 10}", op) for i in range(ACL_TOPICS) for op in ("Read", "Describe")]
@@ -132,7 +118,7 @@ def seed(bootstrap: str, topics: int) -> None:
     )
     from kafka.protocol.admin import AlterClientQuotasRequest
 
-    admin = connect(bootstrap)
+    admin = kraft_admin(bootstrap)
     try:
         names = [topic_name(i) for i in range(topics)]
         started = time.monotonic()
@@ -144,9 +130,8 @@ def seed(bootstrap: str, topics: int) -> None:
             if time.monotonic() - started > 1800:
                 sys.exit("the KRaft node did not list every topic within 30 min")
             time.sleep(2)
-        send(admin, AlterClientQuotasRequest(entries=[([("client-id", f"app-{c}")], [("producer_byte_rate", 1048576.0,
-                                                                                      False)])
-                                                      for c in range(CLIENTS)], validate_only=False))
+        quotas = [([("client-id", f"app-{c}")], [("producer_byte_rate", 1048576.0, False)]) for c in range(CLIENTS)]
+        kraft_send(admin, AlterClientQuotasRequest(entries=quotas, validate_only=False))
         admin.create_acls([ACL(principal, "*", ACLOperation[op.upper()], ACLPermissionType.ALLOW,
                                ResourcePattern(ResourceType.TOPIC, topic, ACLResourcePatternType.LITERAL))
                            for topic, principal, op in acl_entries()])
@@ -190,11 +175,11 @@ def one_request_per_entity(bootstrap: str, topics: int, value: int) -> float:
     """The baseline writer: one IncrementalAlterConfigs per topic (retention.ms SET), each answer awaited."""
     from kafka.protocol.admin import IncrementalAlterConfigsRequest
 
-    admin = connect(bootstrap)
+    admin = kraft_admin(bootstrap)
     try:
         start = time.perf_counter()
         for i in range(topics):
-            answer = send(admin, IncrementalAlterConfigsRequest(
+            answer = kraft_send(admin, IncrementalAlterConfigsRequest(
                 resources=[(2, topic_name(i), [("retention.ms", 0, str(value))])], validate_only=False))
             assert all(r.error_code == 0 for r in answer.responses), answer
         return time.perf_counter() - start
