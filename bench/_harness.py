@@ -183,12 +183,12 @@ def kraft_admin(bootstrap: str) -> Any:
     return KafkaAdminClient(bootstrap_servers=[bootstrap], request_timeout_ms=300_000)
 
 
-def kraft_send(admin: Any, request: Any) -> Any:
+def kraft_send(admin: Any, request: Any, timeout_ms: int | None = None) -> Any:
     """One request through the client's own connection manager, its answer awaited."""
     manager = admin._manager
 
     async def ask() -> Any:
-        return await manager.send(request)
+        return await manager.send(request, request_timeout_ms=timeout_ms)
 
     return manager.run(ask)
 

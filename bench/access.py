@@ -161,9 +161,9 @@ def user_name(u: int) -> str:
 
 
 def manifests(cluster: Path, spec: str, patterns: Sequence[tuple[str, str, str]], per: int, users: int,
-              added: dict[int, tuple[str, str]] | None = None) -> list[Path]:
-    """The cluster's manifests: every entry (the plan's changes unless `added`: then exactly the live entries
-    plus one more on each resource of `added`), every user's quota."""
+              added: Sequence[dict[int, tuple[str, str]]] | None = None) -> list[Path]:
+    """The cluster's manifests: every entry (the plan's changes unless `added`: then exactly the seeded entries
+    plus, for each round of `added`, one more on each of its resources), every user's quota."""
     cluster.mkdir(parents=True, exist_ok=True)
     (cluster / "cluster.yaml").write_text("apiVersion: reconciler/v1\nkind: Cluster\nmeta: {name: access}\n"
                                           f"spec:\n  kafkaVersion: \"{'4.1' if 'kraft' in spec else '3.9'}\"\n"
@@ -181,8 +181,8 @@ def manifests(cluster: Path, spec: str, patterns: Sequence[tuple[str, str, str]]
         items = entries(rtype, i, per)
         if added is None and i < CHANGED:  # the plan's changes: one entry removed, one added
             items = [*items[1:], ("User:newcomer", OPERATIONS[rtype][0])]
-        if added is not None and i in added:
-            items = [*items, added[i]]
+        if added is not None:
+            items = [*items, *(round_[i] for round_ in added if i in round_)]
         by_op: dict[str, list[str]] = {}
         for principal, op in items:
             by_op.setdefault(op, []).append(principal)
@@ -274,9 +274,10 @@ def zk_seed(port: int, patterns: Sequence[tuple[str, str, str]], per: int, users
         client.close()
 
 
-def zk_one_at_a_time(port: int, patterns: Sequence[tuple[str, str, str]], added: dict[int, tuple[str, str]]) -> float:
-    """kafka-acls.sh --add, one entry at a time (AclAuthorizer.updateResourceAcls): read the resource's znode,
-    set it guarded by the version read, create its change notification."""
+def zk_one_at_a_time(port: int, patterns: Sequence[tuple[str, str, str]], added: dict[int, tuple[str, str]],
+                     remove: bool = False) -> float:
+    """kafka-acls.sh --add (--remove), one entry at a time (AclAuthorizer.updateResourceAcls): read the resource's
+    znode, set it guarded by the version read, create its change notification."""
     from kazoo.client import KazooClient
 
     from reconciler.model import AclEntry, AclResource
@@ -291,7 +292,8 @@ def zk_one_at_a_time(port: int, patterns: Sequence[tuple[str, str, str]], added:
             resource = AclResource(rtype, pattern, name)
             path = resource_path(resource)
             data, stat = client.get(path)
-            acls = decode_acls(data, path) | {AclEntry(principal, "*", op, "Allow")}
+            entry = {AclEntry(principal, "*", op, "Allow")}
+            acls = decode_acls(data, path) - entry if remove else decode_acls(data, path) | entry
             client.set(path, encode_acls(sorted(acls)), version=stat.version)
             prefix, change = encode_change(resource)
             client.create(prefix, change, sequence=True)
@@ -338,15 +340,25 @@ def kraft_seed(bootstrap: str, patterns: Sequence[tuple[str, str, str]], per: in
 
 
 def kraft_one_at_a_time(bootstrap: str, patterns: Sequence[tuple[str, str, str]],
-                        added: dict[int, tuple[str, str]]) -> float:
-    """One CreateAcls request per entry, each answer awaited (kafka-acls.sh --add, one entry per run)."""
-    from kafka.protocol.admin import CreateAclsRequest
+                        added: dict[int, tuple[str, str]], remove: bool = False) -> float:
+    """One CreateAcls (DeleteAcls of the entry's exact filter) request per entry, each answer awaited
+    (kafka-acls.sh --add / --remove, one entry per run)."""
+    from kafka.protocol.admin import CreateAclsRequest, DeleteAclsRequest
 
     admin = kraft_admin(bootstrap)
     try:
         start = time.perf_counter()
         for i, (principal, op) in added.items():
-            answer = kraft_send(admin, CreateAclsRequest(creations=[kraft_creation(*patterns[i], principal, op)]))
+            one = kraft_creation(*patterns[i], principal, op)
+            if remove:
+                wire = DeleteAclsRequest.DeleteAclsFilter(
+                    resource_type_filter=one.resource_type, resource_name_filter=one.resource_name,
+                    pattern_type_filter=one.resource_pattern_type, principal_filter=one.principal,
+                    host_filter=one.host, operation=one.operation, permission_type=one.permission_type)
+                answer = kraft_send(admin, DeleteAclsRequest(filters=[wire]), timeout_ms=120_000)
+                assert all(r.error_code == 0 and len(r.matching_acls) == 1 for r in answer.filter_results), answer
+                continue
+            answer = kraft_send(admin, CreateAclsRequest(creations=[one]))
             assert all(r.error_code == 0 for r in answer.results), answer
         return time.perf_counter() - start
     finally:
@@ -473,30 +485,42 @@ def main() -> None:
                  FLOOR: [str(PYTHON), str(floor_script), *where, *map(str, files)]}, args.runs)
             if args.clients and args.backend == "kraft":
                 clients(root, target, args.confluent_site, args.clients)
-            applied, baseline = [], []
+            applied, baseline, removal, removal_baseline = [], [], [], []
             if args.apply_entries:
-                for round_ in range(args.apply_runs + 1):  # the first unmeasured (bytecode, caches)
-                    added = additions(patterns, args.apply_entries, round_)
-                    apply_repo = root / f"apply-{round_}"
-                    manifests(apply_repo / "clusters" / "access", spec, patterns, args.entries, args.users, added)
-                    plan = root / f"plan-{round_}.json"
+                kept: list[dict[int, tuple[str, str]]] = []
+
+                def apply_round(label: str, tag: str) -> tuple[float, float, float]:
+                    apply_repo = root / f"apply-{tag}"
+                    manifests(apply_repo / "clusters" / "access", spec, patterns, args.entries, args.users, kept)
+                    plan = root / f"plan-{tag}.json"
                     run_measured([str(RECONCILER), "--repo", str(apply_repo), "plan", "--out", str(plan)])
                     wall, cpu, rss = run_measured([str(RECONCILER), "--repo", str(apply_repo), "apply", str(plan),
                                                    "--auto-approve", "--audit-log", str(root / "audit.jsonl")])
-                    print(f"  apply of {len(added)} new entries: {wall:7.2f} s wall  {cpu:7.2f} s CPU  {rss:6.0f} MiB"
-                          + ("  (unmeasured)" if round_ == 0 else ""), flush=True)
+                    print(f"  {label}: {wall:7.2f} s wall  {cpu:7.2f} s CPU  {rss:6.0f} MiB", flush=True)
+                    return wall, cpu, rss
+
+                for round_ in range(args.apply_runs + 1):  # the first unmeasured (bytecode, caches)
+                    kept.append(additions(patterns, args.apply_entries, round_))
+                    measured = apply_round(f"apply of {len(kept[-1])} new entries"
+                                           + ("  (unmeasured)" if round_ == 0 else ""), str(round_))
                     if round_:
-                        applied.append((wall, cpu, rss))
+                        applied.append(measured)
+                gone = kept.pop()  # the last round's entries: one principal's, one on each resource
+                removal.append(apply_round(f"apply removing {len(gone)} entries", "removal"))
                 for round_ in range(args.baseline_runs):
                     added = additions(patterns, args.apply_entries, 100 + round_)
                     one = (zk_one_at_a_time(int(target), patterns, added) if args.backend == "zookeeper"
                            else kraft_one_at_a_time(target, patterns, added))
                     baseline.append(one)
                     print(f"  one at a time, {len(added)} entries: {one:7.2f} s", flush=True)
+                    one = (zk_one_at_a_time(int(target), patterns, added, remove=True) if args.backend == "zookeeper"
+                           else kraft_one_at_a_time(target, patterns, added, remove=True))
+                    removal_baseline.append(one)
+                    print(f"  one at a time, {len(added)} entries removed: {one:7.2f} s", flush=True)
     print(f"load average at end: {load_average()}")
     if rows:
         report(rows, FLOOR)
-    if applied:
+    if applied and baseline:
         wall = statistics.median(w for w, _, _ in applied)
         one = statistics.median(baseline)
         count = len(additions(patterns, args.apply_entries, 0))
@@ -505,6 +529,11 @@ def main() -> None:
               f"{statistics.median(r for _, _, r in applied):.0f} MiB; one at a time: {one:.2f} s")
         verdict = "met" if one / wall >= 10 else "NOT MET"
         print(f"apply / one at a time = {one / wall:.1f}x faster (target >= 10x)  {verdict}")
+    if removal and removal_baseline:
+        wall, cpu, rss = removal[0]
+        one = statistics.median(removal_baseline)
+        print(f"apply removing {count} entries (one principal's), whole process: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+              f"{rss:.0f} MiB; one at a time: {one:.2f} s; {one / wall:.1f}x faster")
 
 
 PLAN = "reconciler plan"

@@ -49,6 +49,9 @@ class Refusal:
 
 RESOURCE_MS = 5  # more request timeout per resource of a large request (`_send`)
 UNBOUNDED = 10_000  # an answer of unknown size (every topic, ACL, quota) gets the time of this many resources
+# more request timeout per DeleteAcls filter: the controller compares each filter with every ACL of the cluster
+# (AclControlManager.deleteAclsForFilter, ~0.1 us a comparison: a million ACLs take ~0.1 s a filter)
+DELETE_FILTER_MS = 150
 _ANY = 1  # ResourceType.ANY, PatternType.ANY, AclOperation.ANY, AclPermissionType.ANY
 
 
@@ -83,12 +86,13 @@ def _error_name(code: int) -> str:
 class KraftAdmin(BrokerAdmin):
     """One Admin API connection to a KRaft cluster, for reading its dynamic state and writing a plan."""
 
-    def _send(self, request: Any, node: int | None = None, resources: int = 0) -> Any:
+    def _send(self, request: Any, node: int | None = None, resources: int = 0, per_resource_ms: int = RESOURCE_MS
+              ) -> Any:
         """One request; one of many `resources` gets more time (RESOURCE_MS each beyond the connection's request
         timeout): on a busy broker a DescribeConfigs of 10,000 topics took longer than the 15 s a small request
         gets. (Split into requests of 1,000 it took 1.5x as long, pipelined as long as one request.)"""
         manager = self._admin._manager
-        timeout_ms = int(self.request_timeout_s * 1000) + RESOURCE_MS * resources if resources else None
+        timeout_ms = int(self.request_timeout_s * 1000) + per_resource_ms * resources if resources else None
 
         async def ask() -> Any:
             return await manager.send(request, node_id=node, request_timeout_ms=timeout_ms)
@@ -235,19 +239,19 @@ class KraftAdmin(BrokerAdmin):
                         _error_name(r.error_code), r.error_message or "")
                 for r in response.entries if r.error_code != 0]
 
-    def acl_bindings(self) -> list[tuple[str, str, str, list[tuple[str, str, str, str]]]]:
+    def acl_bindings(self, principal: str | None = None) -> list[tuple[str, str, str, list[tuple[str, str, str, str]]]]:
         """Every ACL binding, in one DescribeAcls whose filter matches everything (resource type, pattern type,
         operation and permission ANY, as `kafka-acls.sh --list` asks; version 3+, which KRaft clusters all speak,
         includes User resources): per resource pattern, (resource type, pattern type, name, [(principal, host,
         operation, permission)]) in our names (Kafka's `SecurityUtils.resourceTypeName` / `operationName` /
         `permissionTypeName`). Read straight from the answer: kafka-python's helper builds an object and three enums
-        per binding (100,000 bindings took seconds)."""
+        per binding (100,000 bindings took seconds). `principal`: only that principal's bindings."""
         import kafka.errors as errors
         from kafka.protocol.admin import DescribeAclsRequest
 
         response = self._send(DescribeAclsRequest(
             min_version=3, resource_type_filter=_ANY, resource_name_filter=None, pattern_type_filter=_ANY,
-            principal_filter=None, host_filter=None, operation=_ANY, permission_type=_ANY), resources=UNBOUNDED)
+            principal_filter=principal, host_filter=None, operation=_ANY, permission_type=_ANY), resources=UNBOUNDED)
         if response.error_code != 0:
             raise BrokerAdminError(f"the {self.where} refused DescribeAcls ({_error_name(response.error_code)}: "
                                    f"{errors.for_code(response.error_code).description})")
@@ -273,19 +277,37 @@ class KraftAdmin(BrokerAdmin):
 
     def delete_acls(self, filters: Sequence[Any]) -> list[Refusal]:
         """DeleteAcls: one result per filter, in order, and one per ACL it matched."""
+        out = []
+        for i, (code, message, _) in enumerate(self._delete(filters)):
+            if code != 0:
+                out.append(Refusal(str(filters[i].resource_pattern), _error_name(code), message or "", i))
+        return out
+
+    def delete_acls_matching(self, acl_filter: Any) -> tuple[Refusal | None, list[tuple[str, ...]]]:
+        """DeleteAcls of one filter: Kafka's refusal, or every binding it deleted as (resource type, pattern type,
+        name, principal, host, operation, permission) in our names."""
+        [(code, message, matched)] = self._delete([acl_filter])
+        if code != 0:
+            return Refusal(str(acl_filter.principal), _error_name(code), message or "", 0), []
+        names = _acl_names()
+        return None, [(names.types[m.resource_type], names.patterns[m.pattern_type], m.resource_name, m.principal,
+                       m.host, names.operations[m.operation], names.permissions[m.permission_type])
+                      for m in matched]
+
+    def _delete(self, filters: Sequence[Any]) -> list[tuple[int, str | None, list[Any]]]:
+        """Per filter: the first error (the filter's, else one of a matched ACL's) and the ACLs it matched."""
         from kafka.protocol.admin import DeleteAclsRequest
 
         if not filters:
             return []
         wire = [self._admin._convert_delete_acls_resource_request(f) for f in filters]
-        response = self._send(DeleteAclsRequest(filters=wire), resources=len(wire))
+        response = self._send(DeleteAclsRequest(filters=wire), resources=len(wire), per_resource_ms=DELETE_FILTER_MS)
         out = []
-        for i, result in enumerate(response.filter_results):
-            codes = [(result.error_code, result.error_message)] + [(m.error_code, m.error_message)
-                                                                   for m in result.matching_acls or ()]
+        for result in response.filter_results:
+            matched = list(result.matching_acls or ())
+            codes = [(result.error_code, result.error_message)] + [(m.error_code, m.error_message) for m in matched]
             code, message = next(((c, m) for c, m in codes if c != 0), (0, None))
-            if code != 0:
-                out.append(Refusal(str(filters[i].resource_pattern), _error_name(code), message or "", i))
+            out.append((code, message, matched))
         return out
 
     def scram_users(self) -> dict[str, dict[str, int]]:

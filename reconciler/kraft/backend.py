@@ -32,6 +32,7 @@ from reconciler.backend import (
 from reconciler.brokers.admin import BrokerAdminError
 from reconciler.brokers.verify import admin_security
 from reconciler.errors import ApplyInterrupted, ConflictError, Diagnostic, ReconcilerError, printable
+from reconciler.kraft.aclfilters import coalesced
 from reconciler.kraft.admin import KraftAdmin
 from reconciler.kraft.drift import date_drift
 from reconciler.kraft.kafka4 import with_kafka4_state
@@ -157,6 +158,7 @@ class KraftConnection:
         with apply_lock(self.store, claim, timeout, plan.cluster, request.notify) as lease:
             audit = replace(request.audit, lock_takeovers=lease.taken_over)
             self._refuse_unwritable(plan, ops)
+            ops = coalesced(self.admin, ops)
             stop = request.stop
             report = write(self.admin, ops, stop=lambda: lease.lost.is_set() or (stop is not None and stop()),
                            progress=request.progress)
@@ -178,7 +180,11 @@ class KraftConnection:
                 lease: Lease) -> str:
         """The keys written and the audit entry, in the state (and the local audit log): where they were kept."""
         plan = request.plan
+        for restored in report.restored:
+            log.warning("cluster %s: an ACL entry added during the apply matched the filter that removed the plan's "
+                        "entries of its principal; it was created again: %s", plan.cluster, restored)
         result = ("applied" if report.complete else "failed: refused" if report.refused
+                  else "failed: ACL entries lost" if report.lost
                   else f"failed: {report.failure}" if report.failure
                   else "failed: lost the apply lock" if lease.lost.is_set() else "interrupted")
         writes = [w for u in report.written for w in u.writes]
@@ -211,6 +217,10 @@ class KraftConnection:
         if report.failure:
             raise KraftApplyError("\n".join([f"cluster {plan.cluster}: a request got no answer "
                                              f"({report.failure}); the apply stopped there", *lines]))
+        if report.lost:
+            raise KraftApplyError("\n".join([f"cluster {plan.cluster}: an ACL entry added during the apply was "
+                                             "deleted with the plan's entries of its principal and could not be "
+                                             "created again; the apply stopped there", *lines]))
         if report.refused:
             raise KraftApplyError("\n".join([f"cluster {plan.cluster}: the cluster refused a write; the apply "
                                              "stopped after that request", *lines]))

@@ -34,6 +34,14 @@ from reconciler.secrets.scram import MECHANISMS
 
 SecretFor = Callable[[Change, EntityRef], Secret]
 CONFIG_BATCH = 1000  # config resources per IncrementalAlterConfigs request (`_config_steps`)
+# The controller refuses a CreateAcls or DeleteAcls writing more than 10,000 records, the whole request
+# (QuorumController.MAX_RECORDS_PER_USER_OP; AclControlManager.createAcls / deleteAclsForFilter).
+ACL_CREATE_BATCH = 5000
+# AclControlManager.deleteAclsForFilter compares each filter with every ACL of the cluster, so a DeleteAcls costs
+# filters x ACLs: 10,000 filters on 110,000 ACLs got no answer within 65 s. 100 filters a request keep each within
+# its timeout (admin.DELETE_FILTER_MS) up to a million ACLs.
+ACL_DELETE_BATCH = 100
+PRINCIPAL_FILTER_MIN = 50  # a principal losing this many entries may lose them with one filter (kraft/aclfilters.py)
 _QUOTA_ENTITY = {v: k for k, v in QUOTA_TYPES.items()}  # our entity types -> ClientQuotaEntity types
 # config entity types -> ConfigResource.Type (groups and client-metrics: Kafka 4.x / 3.7+, kraft/groups.py)
 _RESOURCE_TYPES = {"brokers": BROKER, "topics": TOPIC, "groups": GROUP, "client-metrics": CLIENT_METRICS}
@@ -59,6 +67,8 @@ class Unit:
     label: str
     writes: tuple[KeyWrite, ...] = ()
     kind: str = "entity"  # entity (configs, quotas, credentials), topic (created), partitions, acl, deletion
+    # an ACL entry removed: (resource type, pattern type, name, principal, host, operation, permission)
+    acl: tuple[str, str, str, str, str, str, str] | None = None
 
     @property
     def entity(self) -> int:
@@ -78,6 +88,8 @@ class Step:
     what: str  # "SCRAM credentials (request 1 of 2)"
     units: list[Unit] = field(default_factory=list)
     payloads: list[Any] = field(default_factory=list)  # one per unit, in the form the request takes
+    principal: str | None = None  # DeleteAcls of many of one principal's entries (`_acl_steps`)
+    broad: bool = False  # DeleteAcls: payloads is one filter matching every unit (kraft/aclfilters.py)
 
 
 @dataclass
@@ -274,11 +286,15 @@ def _feature_steps(plan: Plan) -> list[Step]:
                        (KeyWrite(where, u.feature, str(u.level)),)) for u in wanted], list(wanted))]
 
 
-def _upper(name: str) -> str:  # SecurityUtils.operationName's inverse: IdempotentWrite -> IDEMPOTENT_WRITE
+def kafka_enum(name: str) -> str:  # SecurityUtils.operationName's inverse: IdempotentWrite -> IDEMPOTENT_WRITE
     return "".join("_" + ch if ch.isupper() and i else ch for i, ch in enumerate(name)).upper()
 
 
 def _acl_steps(plan: Plan) -> list[Step]:
+    """ACL entries added, then removed, in requests Kafka takes: CreateAcls of at most ACL_CREATE_BATCH entries;
+    DeleteAcls of at most ACL_DELETE_BATCH exact filters (one per entry), one principal's entries together. The
+    steps of a principal losing at least PRINCIPAL_FILTER_MIN entries carry its name: `kraft/aclfilters.py` may
+    send them as one filter on the principal when the cluster shows that it would match nothing else."""
     from kafka.admin import (
         ACL,
         ACLFilter,
@@ -289,22 +305,53 @@ def _acl_steps(plan: Plan) -> list[Step]:
         ResourceType,
     )
 
-    creates, deletes = Step("CreateAcls", "ACL entries added"), Step("DeleteAcls", "ACL entries removed")
+    creates: list[tuple[Unit, Any]] = []
+    removals: dict[str, list[tuple[Unit, Any]]] = {}
     for a in plan.acls:
-        pattern = ResourcePattern(ResourceType[_upper(a.resource.resource_type)], a.resource.name,
+        pattern = ResourcePattern(ResourceType[kafka_enum(a.resource.resource_type)], a.resource.name,
                                   ACLResourcePatternType[a.resource.pattern])
         where = f"acls/{a.resource.display}"
         for entry in a.add:
-            creates.units.append(Unit(f"ACL {a.resource.display}: {entry.display} (added)",
-                                      (KeyWrite(where, entry.display, "present"),), "acl"))
-            creates.payloads.append(ACL(entry.principal, entry.host, ACLOperation[_upper(entry.operation)],
-                                        ACLPermissionType[_upper(entry.permission)], pattern))
+            creates.append((Unit(f"ACL {a.resource.display}: {entry.display} (added)",
+                                 (KeyWrite(where, entry.display, "present"),), "acl"),
+                            ACL(entry.principal, entry.host, ACLOperation[kafka_enum(entry.operation)],
+                                ACLPermissionType[kafka_enum(entry.permission)], pattern)))
         for entry in a.remove:
-            deletes.units.append(Unit(f"ACL {a.resource.display}: {entry.display} (removed)",
-                                      (KeyWrite(where, entry.display, None, removed=True),), "acl"))
-            deletes.payloads.append(ACLFilter(entry.principal, entry.host, ACLOperation[_upper(entry.operation)],
-                                              ACLPermissionType[_upper(entry.permission)], pattern))
-    return [s for s in (creates, deletes) if s.units]
+            removals.setdefault(entry.principal, []).append((
+                Unit(f"ACL {a.resource.display}: {entry.display} (removed)",
+                     (KeyWrite(where, entry.display, None, removed=True),), "acl",
+                     acl=(a.resource.resource_type, a.resource.pattern, a.resource.name, entry.principal,
+                          entry.host, entry.operation, entry.permission)),
+                ACLFilter(entry.principal, entry.host, ACLOperation[kafka_enum(entry.operation)],
+                          ACLPermissionType[kafka_enum(entry.permission)], pattern)))
+    steps = _chunked("CreateAcls", "ACL entries added", creates, ACL_CREATE_BATCH)
+    for principal, items in removals.items():
+        many = len(items) >= PRINCIPAL_FILTER_MIN
+        steps += _chunked("DeleteAcls", f"ACL entries of {principal} removed" if many else "ACL entries removed",
+                          items, ACL_DELETE_BATCH, principal if many else None)
+    return _merged_deletes(steps)
+
+
+def _chunked(request: str, what: str, items: Sequence[tuple[Unit, Any]], size: int,
+             principal: str | None = None) -> list[Step]:
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    return [Step(request, what + (f" (request {n} of {len(chunks)})" if len(chunks) > 1 else ""),
+                 [u for u, _ in chunk], [p for _, p in chunk], principal) for n, chunk in enumerate(chunks, 1)]
+
+
+def _merged_deletes(steps: list[Step]) -> list[Step]:
+    """The few removals of many principals share requests (up to ACL_DELETE_BATCH filters each)."""
+    out: list[Step] = []
+    for step in steps:
+        last = out[-1] if out else None
+        if (step.request == "DeleteAcls" and step.principal is None and last is not None
+                and last.request == "DeleteAcls" and last.principal is None
+                and len(last.units) + len(step.units) <= ACL_DELETE_BATCH):
+            last.units += step.units
+            last.payloads += step.payloads
+        else:
+            out.append(step)
+    return out
 
 
 def labels(units: Sequence[Unit]) -> list[str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import Diagnostic, ReconcilerError, RefusedError, clip, interrupts_deferred, printable
+from reconciler.kraft import aclfilters
 from reconciler.kraft.admin import (
     BROKER,
     DYNAMIC_BROKER_CONFIG,
@@ -206,10 +207,13 @@ class WriteReport:
     unknown: list[Unit] = field(default_factory=list)  # the request in flight when a second signal ended it
     requests: int = 0
     failure: str | None = None  # a request that got no answer (the connection failed): its units are unknown
+    # ACL entries a principal's filter deleted that the plan did not remove, created again / not (kraft/aclfilters.py)
+    restored: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
-        return not self.refused and not self.not_sent and not self.unknown
+        return not self.refused and not self.not_sent and not self.unknown and not self.lost
 
     def summary(self) -> dict[str, Any]:
         """What the audit entry records of a partial apply (labels name entities and keys, never values)."""
@@ -217,7 +221,8 @@ class WriteReport:
                 "writtenCount": len(self.written),
                 "refused": [f"{u.label}: {clip(m, 300)}" for u, m in self.refused],
                 "unknown": [u.label for u in self.unknown][:SHOWN],
-                "notWritten": [u.label for u in self.not_sent][:SHOWN], "notWrittenCount": len(self.not_sent)}
+                "notWritten": [u.label for u in self.not_sent][:SHOWN], "notWrittenCount": len(self.not_sent),
+                **({"restored": self.restored[:SHOWN], "lost": self.lost} if self.restored or self.lost else {})}
 
     def lines(self) -> list[str]:
         def named(units: Sequence[str]) -> str:
@@ -229,7 +234,11 @@ class WriteReport:
             *(f"  refused: {u.label}: {clip(message, 400)}" for u, message in self.refused),
             *([f"  unknown ({len(self.unknown)}, the request in flight{': ' + self.failure if self.failure else ''}"
                f"): {named([u.label for u in self.unknown])}"] if self.unknown else []),
-            f"  not written ({len(self.not_sent)}): {named([u.label for u in self.not_sent])}")]
+            f"  not written ({len(self.not_sent)}): {named([u.label for u in self.not_sent])}",
+            *(f"  deleted by a principal's filter, added meanwhile, created again: {clip(e, 300)}"
+              for e in self.restored[:SHOWN]),
+            *(f"  deleted by a principal's filter, added meanwhile, NOT created again: {clip(e, 400)}"
+              for e in self.lost))]
 
 
 def write(admin: KraftAdmin, ops: Operations, stop: Callable[[], bool] | None = None,
@@ -240,12 +249,19 @@ def write(admin: KraftAdmin, ops: Operations, stop: Callable[[], bool] | None = 
     report = WriteReport()
     steps = ops.steps
     for number, step in enumerate(steps):
-        if report.refused or report.unknown or (stop is not None and stop()):
+        if report.refused or report.unknown or report.lost or (stop is not None and stop()):
             report.not_sent += [u for s in steps[number:] for u in s.units]
             break
         try:
             with interrupts_deferred():  # a first signal only asks `stop`; a second ends the wait for the answer
-                refused = {id(unit): r for r, unit in _send(admin, step)}
+                if step.broad:
+                    outcome = aclfilters.send(admin, step)
+                    report.restored += outcome.restored
+                    report.lost += outcome.lost
+                    pairs = outcome.refused
+                else:
+                    pairs = _send(admin, step)
+                refused = {id(unit): r for r, unit in pairs}
         except (KeyboardInterrupt, Exception) as exc:
             report.unknown += step.units
             report.failure = None if isinstance(exc, KeyboardInterrupt) else type(exc).__name__

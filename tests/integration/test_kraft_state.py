@@ -374,3 +374,41 @@ def test_drift_dates_the_reconcilers_change_and_flags_configcommands(
     by_hand = items[(f"topics/{one}", "max.message.bytes")]
     assert (by_hand["live"], by_hand["by"].split(" (")[0]) == ("3000000", "outside the reconciler"), by_hand
     assert items[(f"topics/{two}", "(topic)")]["by"].startswith("outside the reconciler")
+
+
+def test_a_store_read_again_fetches_only_what_came_since_and_sees_what_a_fresh_reader_sees(
+        kraft4: KraftCluster) -> None:
+    """kraft/state.py keeps the records it has read and fetches only the later ones: after writes by this store and
+    by another writer (replacing keys, a tombstone), its state is the one a fresh reader of the topic folds, and a
+    second read fetched only the records written since."""
+    from reconciler.kraft.admin import KraftAdmin
+    from reconciler.kraft.state import TopicStore
+    from reconciler.kraft.statedata import Record
+    from reconciler.model import AdminClientSpec
+
+    topic = f"_state-incr-{uuid.uuid4().hex[:6]}"
+    spec = AdminClientSpec(tuple(kraft4.bootstrap.split(",")))
+    with KraftAdmin(spec, request_timeout_s=15.0) as one, KraftAdmin(spec, request_timeout_s=15.0) as two:
+        ours, other = TopicStore(one, topic, "k1"), TopicStore(two, topic, "k1")  # type: ignore[arg-type]
+        ours.transact(lambda _s: [Record(json.dumps(["written", "topics/a", f"k{i}"]), {"value": str(i)})
+                                  for i in range(50)])
+        assert len(ours.read().written) == 50
+        fetched: list[int] = []
+        real = TopicStore._fetch
+
+        def counted(self: TopicStore) -> Any:
+            got = real(self)
+            fetched.append(len(got))
+            return got
+
+        other.transact(lambda _s: [Record(json.dumps(["written", "topics/a", "k0"]), {"value": "new"}),
+                                   Record(json.dumps(["written", "topics/a", "k1"]), None),
+                                   Record(json.dumps(["written", "topics/b", "x"]), {"value": "1"})])
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(TopicStore, "_fetch", counted)
+            again = ours.read()
+        fresh = TopicStore(two, topic, "k1").read()
+        assert fetched == [3]  # the three records since, not the 53 of the log
+        assert again.written == fresh.written and len(fresh.written) == 50  # k1 gone, b/x added, k0 replaced
+        assert again.written[("topics/a", "k0")] == fresh.written[("topics/a", "k0")]
+        assert ("topics/a", "k1") not in again.written and ("topics/b", "x") in again.written
