@@ -437,12 +437,39 @@ def additions(patterns: Sequence[tuple[str, str, str]], count: int, round_: int)
             for i in range(CHANGED, min(len(patterns), CHANGED + count))}
 
 
-def report(rows: dict[str, list[tuple[float, float, float]]], floor: str) -> None:
+def impact(root: Path, repo: Path, runs: int) -> dict[str, list[tuple[float, float, float]]]:
+    """`reconciler snapshot` of the cluster (not measured), then `reconciler impact --inventory` of the manifests
+    (the access section: the plan's ACL computation over the inventory's acls table) beside the same command on the
+    manifests without their Acls files (no access section). Checks the access section's counts."""
+    import json
+
+    inventory = root / "inventory"
+    run_measured([str(RECONCILER), "--repo", str(repo), "snapshot", "--out", str(inventory), "--no-offsets"])
+    bare = root / "repo-no-acls"
+    (bare / "clusters" / "access").mkdir(parents=True, exist_ok=True)
+    for f in (repo / "clusters" / "access").glob("*.yaml"):
+        if not f.name.startswith("acls-"):
+            (bare / "clusters" / "access" / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    answer = subprocess.run([str(RECONCILER), "--repo", str(repo), "impact", "--inventory", str(inventory),
+                             "--format", "json"], capture_output=True, text=True, check=True).stdout
+    access = json.loads(answer).get("access") or {}
+    print(f"impact access section: {json.dumps(access)[:300]}", flush=True)
+    return measure({IMPACT: [str(RECONCILER), "--repo", str(repo), "impact", "--inventory", str(inventory),
+                             "--format", "json"],
+                    IMPACT_FLOOR: [str(RECONCILER), "--repo", str(bare), "impact", "--inventory", str(inventory),
+                                   "--format", "json"]}, runs)
+
+
+def report(rows: dict[str, list[tuple[float, float, float]]], floor: str, subject: str | None = None) -> None:
     med = {label: tuple(statistics.median(r[k] for r in runs) for k in range(3)) for label, runs in rows.items()}
     base = med[floor][0]
     print(f"\n{'':24s}{'wall s':>9s}{'CPU s':>9s}{'peak RSS MiB':>14s}{'wall / floor':>14s}")
     for label, (wall, cpu, rss) in med.items():
         print(f"{label:24s}{wall:9.2f}{cpu:9.2f}{rss:14.0f}{wall / base:14.2f}")
+    if subject is not None:
+        print(f"\n{subject} / {floor}: {med[subject][0] / base:5.2f}x; the access section costs "
+              f"{med[subject][0] - base:.2f} s wall, {med[subject][1] - med[floor][1]:.2f} s CPU")
+        return
     ratio = med[PLAN][0] / base
     print(f"\nplan / read floor = {ratio:5.2f}x  (target <= 1.2x)  {'met' if ratio <= 1.2 else 'NOT MET'}")
 
@@ -461,6 +488,9 @@ def main() -> None:
                         help="KRaft: also read every ACL with kafka-python's and confluent-kafka's describe_acls")
     parser.add_argument("--confluent-site", help="a directory confluent-kafka is installed in (pip --target)")
     parser.add_argument("--no-plan", action="store_true", help="skip the plan rows (with --clients)")
+    parser.add_argument("--impact", type=int, default=0, metavar="RUNS",
+                        help="also time `reconciler impact` on a snapshot of the cluster, beside the same impact "
+                             "without the Acls manifests (the access section's cost)")
     args = parser.parse_args()
     patterns = resources(args.resources)
     print(f"machine: {machine()}; load average at start: {load_average()}", flush=True)
@@ -485,6 +515,8 @@ def main() -> None:
                  FLOOR: [str(PYTHON), str(floor_script), *where, *map(str, files)]}, args.runs)
             if args.clients and args.backend == "kraft":
                 clients(root, target, args.confluent_site, args.clients)
+            if args.impact:
+                impact_rows = impact(root, repo, args.impact)
             applied, baseline, removal, removal_baseline = [], [], [], []
             if args.apply_entries:
                 kept: list[dict[int, tuple[str, str]]] = []
@@ -518,6 +550,8 @@ def main() -> None:
                     removal_baseline.append(one)
                     print(f"  one at a time, {len(added)} entries removed: {one:7.2f} s", flush=True)
     print(f"load average at end: {load_average()}")
+    if args.impact:
+        report(impact_rows, IMPACT_FLOOR, IMPACT)
     if rows:
         report(rows, FLOOR)
     if applied and baseline:
@@ -538,6 +572,8 @@ def main() -> None:
 
 PLAN = "reconciler plan"
 FLOOR = "read floor"
+IMPACT = "impact, with ACLs"
+IMPACT_FLOOR = "impact, no Acls files"
 
 if __name__ == "__main__":
     main()
