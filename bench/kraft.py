@@ -187,10 +187,12 @@ def one_request_per_entity(bootstrap: str, topics: int, value: int) -> float:
         admin.close()
 
 
-def settled(bootstrap: str, topics: int, value: int, timeout_s: float = 120.0) -> float:
+def settled(bootstrap: str, topics: int, value: int, timeout_s: float = 900.0) -> float:
     """Waits (not measured) until the node answers DescribeConfigs with `value` for every topic: a KRaft broker
-    takes the controller's records a moment after the apply's answer, and a plan made before that reads the old
-    values, so the next apply is refused as stale ("changed meanwhile"), as it must be."""
+    takes the controller's records after the apply's answer, and a plan made before that reads the old values, so
+    the next apply is refused as stale ("changed meanwhile"), as it must be. With 10,000 topics that took the node
+    50-110 s: each topic's new config makes the broker list every log it holds (`LogManager.updateTopicConfig` ->
+    `logsByTopic`), so a batch of n topic configs costs it n x (topics) steps."""
     from kafka.protocol.admin import DescribeConfigsRequest
 
     admin = kraft_admin(bootstrap)
