@@ -35,15 +35,21 @@ class _Scope:
 
 
 def _scope(desired: DesiredState, live: LiveState, moving: Mapping[tuple[str, int], InFlightMove]) -> _Scope:
+    """Leaves out a declared topic `place` would find nothing to move in (`_stays`): a fleet's topics, mostly."""
     out = _Scope()
     default = desired.cluster.placement.default
     drain = bool(desired.cluster.placement.drain)
     for name, topic in sorted(live.topics.items()):
         if name in live.topics_being_deleted or not topic.assignment:
             continue
-        current = {p: moving[(name, p)].target if (name, p) in moving else replicas
-                   for p, replicas in topic.assignment.items()}
         wanted = desired.topics.get(name)
+        if wanted is None and not drain:
+            continue
+        current = topic.assignment if not moving else {
+            p: moving[(name, p)].target if (name, p) in moving else replicas
+            for p, replicas in topic.assignment.items()}
+        if wanted is not None and not drain and _stays(wanted, current, default):
+            continue
         if wanted is not None:
             explicit = None
             if wanted.replicas is not None:  # the partitions it declares that exist (new ones are created so)
@@ -56,11 +62,24 @@ def _scope(desired: DesiredState, live: LiveState, moving: Mapping[tuple[str, in
     return out
 
 
+def _stays(wanted: DesiredTopic, current: Mapping[int, tuple[int, ...]], default: str) -> bool:
+    """`place` returns [] for this topic without looking at the brokers (its first check): nothing is drained, no
+    replicas are declared, racks are not asked for and every partition has the replication factor wanted (or
+    keeps its count)."""
+    rf = wanted.replication_factor
+    return (wanted.replicas is None and (wanted.placement or default) != "rackAware"
+            and (not rf or all(len(r) == rf for r in current.values())))
+
+
 def requested_moves(desired: DesiredState, live: LiveState,
                     moving: Mapping[tuple[str, int], InFlightMove] | None = None
                     ) -> Iterator[tuple[str, list[Placed] | PlacementError]]:
     """Per topic in scope, the partitions whose replicas change (or why they cannot be placed)."""
-    scope = _scope(desired, live, moving or {})
+    return _requested(_scope(desired, live, moving or {}), desired, live)
+
+
+def _requested(scope: _Scope, desired: DesiredState, live: LiveState
+               ) -> Iterator[tuple[str, list[Placed] | PlacementError]]:
     brokers = {b: reg.rack for b, reg in live.brokers.items()}
     drain = frozenset(desired.cluster.placement.drain)
     for name, topic in scope.topics.items():
@@ -108,7 +127,7 @@ def plan_reassignment(desired: DesiredState, live: LiveState) -> tuple[Reassignm
     scope = _scope(desired, live, in_flight)
     moves: dict[tuple[str, int], PartitionMove] = {}
     sizes = live.partition_sizes or {}
-    for name, found in requested_moves(desired, live, in_flight):
+    for name, found in _requested(scope, desired, live):
         topic = scope.declared.get(name)
         if isinstance(found, PlacementError):
             where = (topic.rf_source or topic.source) if topic is not None else desired.cluster.placement.drain_source

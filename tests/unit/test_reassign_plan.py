@@ -202,3 +202,66 @@ def test_a_declared_throttle_where_the_reassignment_sets_its_own_is_an_error() -
         "follower.replication.throttled.rate": DesiredValue("1000", src)})}, want.topics)
     _, fine = plan_reassignment(at_default, live({"t": {0: (1,)}}))
     assert fine == []
+
+
+def _every_topic_placed(want: DesiredState, now: LiveState,
+                        moving: Mapping[tuple[str, int], InFlightMove]) -> list[tuple[str, Any]]:
+    """`requested_moves` the long way (before its scope left out the topics that stay): `place` on every topic."""
+    from reconciler.reassign.placement import PlacementError, TopicPlacement, place
+
+    brokers = {b: reg.rack for b, reg in now.brokers.items()}
+    drain = frozenset(want.cluster.placement.drain)
+    out: list[tuple[str, Any]] = []
+    for name, topic in sorted(now.topics.items()):
+        current = {p: moving[(name, p)].target if (name, p) in moving else r for p, r in topic.assignment.items()}
+        wanted = want.topics.get(name)
+        if wanted is not None:
+            explicit = None if wanted.replicas is None else {p: r for p, r in wanted.replicas.items() if p in current}
+            tp = TopicPlacement(name, current, wanted.replication_factor,
+                                wanted.placement or want.cluster.placement.default, explicit)
+        elif want.cluster.placement.drain:
+            tp = TopicPlacement(name, current)
+        else:
+            continue
+        try:
+            placed: Any = place(tp, brokers, drain)
+        except PlacementError as exc:
+            placed = str(exc)
+        if placed:
+            out.append((name, placed))
+    return out
+
+
+def test_topics_left_out_of_placement_are_those_place_would_not_move() -> None:
+    """The fleet's shortcut (`reassign._stays`): a topic is left out only when `place` finds nothing to move in it,
+    whatever the drain, racks, declared replicas, replication factor or moves in flight (random cases)."""
+    import random
+
+    from reconciler.model import PlacementSpec
+    from reconciler.reassign import requested_moves
+
+    rng = random.Random(44)
+    for _ in range(600):
+        racks = {b: rng.choice(("a", "b", "c", None) if rng.random() < 0.2 else ("a", "b", "c")) for b in range(1, 6)}
+        drain = tuple(rng.sample(range(1, 6), rng.choice((0, 0, 1))))
+        default = rng.choice(("keep", "keep", "rackAware"))
+        topics: dict[str, DesiredTopic] = {}
+        assignments: dict[str, dict[int, tuple[int, ...]]] = {}
+        moving: dict[tuple[str, int], InFlightMove] = {}
+        for t in range(rng.randint(1, 6)):
+            name = f"t{t}"
+            assignments[name] = {p: tuple(rng.sample(range(1, 6), rng.randint(1, 3))) for p in range(rng.randint(1, 3))}
+            if rng.random() < 0.15:
+                p = rng.choice(list(assignments[name]))
+                target = tuple(rng.sample(range(1, 6), rng.randint(1, 3)))
+                moving[(name, p)] = InFlightMove(name, p, target, target, ())
+            if rng.random() < 0.8:
+                replicas = ({0: tuple(rng.sample(range(1, 6), 2))} if rng.random() < 0.15 else None)
+                topics[name] = DesiredTopic(name, None, rng.choice((None, 1, 2, 3)), {}, SourceRef("t.yaml", 3),
+                                            placement=rng.choice((None, None, "keep", "rackAware")), replicas=replicas)
+        want = DesiredState(ClusterSpec(name="c1", kafka_version="3.9", zookeeper=ZooKeeperSpec("zk:2181/kafka"),
+                                        brokers=(1, 2, 3, 4, 5), placement=PlacementSpec(default, drain)), {}, topics)
+        now = live(assignments, racks=racks)
+        for inflight in ({}, moving):
+            got = [(n, f if isinstance(f, list) else str(f)) for n, f in requested_moves(want, now, inflight)]
+            assert got == _every_topic_placed(want, now, inflight)
