@@ -33,7 +33,7 @@ from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import decode
 from reconciler.secrets.refs import resolve
 from reconciler.secrets.rotation import rotated_passwords
-from reconciler.workflow import empty_live_state, load_desired, now_utc, plan_against
+from reconciler.workflow import empty_cluster_changes, load_desired, now_utc
 
 
 def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
@@ -228,7 +228,7 @@ def owner_verdict(connection: Connection, plan: Plan, desired: ClusterSettings, 
     extra = None
     if owner is None and legacy is None and not adopt:
         state = desired if isinstance(desired, DesiredState) else load_desired(root, [cluster.name])[0][cluster.name]
-        extra = beyond_empty(plan, plan_against(state, empty_live_state(cluster), root, plan.revision).plan)
+        extra = beyond_empty(plan, empty_cluster_changes(state, root, plan.revision))
     verdict = decide(cluster, owner.cluster if owner else None, legacy, extra, adopt)
     if verdict.action == "refuse":
         raise RefusedError(printable(f"cluster {cluster.name}: {verdict.reason}; nothing was written"))

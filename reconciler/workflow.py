@@ -85,6 +85,18 @@ def empty_live_state(cluster: ClusterSpec) -> LiveState:
                      topics=frozen_map(), entities=frozen_map(), acls=frozen_map())
 
 
+def empty_cluster_changes(desired: DesiredState, root: Path, revision: str | None) -> Plan:
+    """What `plan_against(desired, empty_live_state(...), root, revision).plan` writes (its key changes with their
+    values, topics created with their settings, ACL entries granted), for the owner check of a first apply
+    (`ownership.beyond_empty`), which compares nothing else: the same diff against the same empty cluster with the
+    same secret verdicts, without what only rates or reports a plan (live rules, policies, risk, warnings, id)."""
+    live = empty_live_state(desired.cluster)
+    secrets = backend_for(desired.cluster).compare_secrets(desired, live, root)
+    plan, _ = build_plan(desired, live, secret_states=secrets.states, revision=revision, created_at=now_utc(),
+                         with_id=False)
+    return plan
+
+
 def with_diagnostics(result: ClusterPlan, extra: Sequence[Diagnostic]) -> ClusterPlan:
     if not extra:
         return result

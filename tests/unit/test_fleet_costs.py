@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import random
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -140,3 +143,42 @@ def test_clients_of_a_process_share_one_handler_that_a_client_stop_leaves_runnin
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
+
+
+def _written(plan: Any) -> tuple[Any, ...]:
+    """What a plan writes, without what rates or reports it (risk, reasons, warnings, id)."""
+    return (
+        [(e.ref, e.delete_entity, tuple((c.key, c.op, c.before, c.after, c.sensitive, c.secret) for c in e.changes))
+         for e in plan.entities],
+        [(t.name, t.partitions, t.replication_factor, dict(t.config)) for t in plan.topics_to_create],
+        [(a.resource, a.add, a.remove) for a in plan.acls],
+        plan.partition_increases, plan.topics_to_delete, plan.unmanaged, plan.unmanaged_acls,
+    )
+
+
+def test_the_owner_checks_empty_cluster_plan_writes_what_the_full_one_writes(tmp_path: Path) -> None:
+    """A first apply's owner check compares the plan with the same manifests planned against an empty cluster
+    (`ownership.beyond_empty`); it builds that plan without risk, policies and warnings
+    (`workflow.empty_cluster_changes`), which must write exactly what the full plan (`plan_against`) writes."""
+    from reconciler.manifests.validate import load_and_validate
+    from reconciler.ownership import beyond_empty
+    from reconciler.workflow import empty_cluster_changes, empty_live_state, plan_against
+
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "fleet", repo)
+    (repo / "clusters/prod-eu-1/acls.yaml").write_text(
+        "apiVersion: reconciler/v1\nkind: Acls\nmeta: {}\nspec:\n"
+        "  consumers:\n    - {principals: [User:alice], topicPrefix: app-, group: app-readers}\n"
+        "  resources:\n    - {type: Topic, name: orders, entries: [{principal: User:eve, operation: Read}]}\n",
+        encoding="utf-8")
+    _, states, _ = load_and_validate(repo)
+    assert len(states) == 3 and states["prod-eu-1"].acls
+    for name, desired in sorted(states.items()):
+        full = plan_against(desired, empty_live_state(desired.cluster), repo, "r1").plan
+        lean = empty_cluster_changes(desired, repo, "r1")
+        assert full.entities and full.topics_to_create, name
+        assert _written(lean) == _written(full), name
+        assert beyond_empty(full, lean) == beyond_empty(full, full) == []
+        fewer = dataclasses.replace(full, topics_to_create=full.topics_to_create[1:], entities=full.entities[1:])
+        assert beyond_empty(full, fewer) == beyond_empty(full, dataclasses.replace(
+            lean, topics_to_create=lean.topics_to_create[1:], entities=lean.entities[1:])) != []
