@@ -54,16 +54,22 @@ def claim_owner(client: KazooClient, reconciler_path: str, owner: Owner, secure_
     path = owner_path(reconciler_path)
     refuse_kafka_namespace(client, path)
     acls = txn.Acls(secure_acls)
-    txn.ensure_paths(client, txn.ancestors(path), acls)
     body = {"cluster": owner.cluster, "claimedBy": owner.claimed_by, "time": owner.time, "planId": owner.plan_id}
     data = json.dumps(body, sort_keys=True).encode("utf-8")
     if replacing is not None:
+        txn.ensure_paths(client, txn.ancestors(path), acls)
         recorded, version = _read(client, reconciler_path)
         if recorded is not None and version is not None and recorded.cluster == replacing:
             with suppress(BadVersionError, NoNodeError):  # changed meanwhile: what is recorded decides
                 client.retry(client.set, path, data, version=version)
             return read_owner(client, reconciler_path) or owner
-    with suppress(NodeExistsError):  # another claim was first: it is the owner
-        client.retry(client.create, path, data, acls(path))
-    recorded = read_owner(client, reconciler_path)
-    return recorded if recorded is not None else owner
+    try:  # the apply's lock made reconcilerPath: its parents are ensured only when missing
+        try:
+            client.retry(client.create, path, data, acls(path))
+        except NoNodeError:
+            txn.ensure_paths(client, txn.ancestors(path), acls)
+            client.retry(client.create, path, data, acls(path))
+    except NodeExistsError:  # another claim was first (or this one, retried after a lost reply): what is recorded
+        recorded = read_owner(client, reconciler_path)
+        return recorded if recorded is not None else owner
+    return owner  # created by this claim: the record
