@@ -30,7 +30,8 @@ from reconciler.gitops.drift import DriftReport, drift_report
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
 from reconciler.manifests.policy import live_violations
-from reconciler.manifests.validate import cluster_shares, load_and_validate
+from reconciler.manifests.validate import _target as cluster_target
+from reconciler.manifests.validate import cluster_shares, load_and_validate, target_conflicts
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.reassigning import MoveOptions
@@ -242,7 +243,7 @@ def run_pass(
     stop = stop or threading.Event()
     shares = cluster_shares(source.root, only, options.jobs)
     if shares is not None:
-        outcomes, shared = _run_in_workers(source, shares, options, stop, on_outcome)
+        outcomes, shared = _run_in_workers(source, shares, options, stop, on_outcome, only)
         return PassResult(source.revision, started, now_utc(), outcomes, shared)
     repo, states, diags = load_and_validate(source.root, only)
     names = sorted(set(repo.clusters) | set(states))
@@ -295,23 +296,32 @@ def run_clusters(
 
 def _run_in_workers(
     source: Source, shares: list[list[str]], options: Options, stop: threading.Event,
-    on_outcome: Callable[[Outcome], None] | None,
+    on_outcome: Callable[[Outcome], None] | None, only: Sequence[str] = (),
 ) -> tuple[tuple[Outcome, ...], tuple[Diagnostic, ...]]:
     """`run_pass` on one forked worker per share (gitops/fanout.py): each loads and validates its clusters,
-    the parent merges the errors that concern every cluster (as `run_pass` finds them in one process), then
-    each worker reconciles its clusters on its share of `options.parallel` threads."""
+    the parent merges the errors that concern every cluster and, for the whole repository, finds the directories
+    that share a target (as `run_pass` finds both in one process), then each worker reconciles its clusters on
+    its share of `options.parallel` threads."""
     threads = replace(options, parallel=max(1, -(-options.parallel // len(shares))))
+    whole = not only  # a whole repository's load refuses two directories naming one target (a share's cannot)
 
-    def prepare(share: Sequence[str]) -> tuple[Any, list[Diagnostic]]:
+    def prepare(share: Sequence[str]) -> tuple[Any, tuple[list[Diagnostic], dict[str, Any]]]:
         repo, states, diags = load_and_validate(source.root, share)
-        return (sorted(set(repo.clusters) | set(states)), states, diags), list(shared_errors(diags))
+        targets = {name: cluster_target(state) for name, state in states.items()} if whole else {}
+        return (sorted(set(repo.clusters) | set(states)), states, diags), (list(shared_errors(diags)), targets)
 
-    def merge(reports: list[list[Diagnostic]]) -> tuple[Diagnostic, ...]:
-        return tuple(sorted({d for report in reports for d in report}, key=Diagnostic.sort_key))
+    def merge(reports: list[tuple[list[Diagnostic], dict[str, Any]]]) -> tuple[tuple[Diagnostic, ...], ...]:
+        conflicts = target_conflicts({name: t for _, targets in reports for name, t in targets.items()})
+        shared = {d for found, _ in reports for d in found} | set(shared_errors(conflicts))
+        return tuple(sorted(shared, key=Diagnostic.sort_key)), tuple(conflicts)
 
-    def work(kept: Any, shared: tuple[Diagnostic, ...], stop: threading.Event, emit: Callable[[Any], None]) -> None:
+    def work(kept: Any, verdict: tuple[tuple[Diagnostic, ...], tuple[Diagnostic, ...]], stop: threading.Event,
+             emit: Callable[[Any], None]) -> None:
         names, states, diags = kept
-        run_clusters(source, names, states, diags, shared, threads, stop, emit)
+        shared, conflicts = verdict
+        own = {d for d in conflicts if _cluster_of(d) in states}  # as a whole load finds them, each at its cluster
+        run_clusters(source, names, states, sorted(set(diags) | own, key=Diagnostic.sort_key), shared, threads,
+                     stop, emit)
 
     fanned = fan_out(shares, Phases(prepare, merge, work), stop, on_outcome)
     outcomes = {o.cluster: o for o in fanned.results}
@@ -321,7 +331,7 @@ def _run_in_workers(
                 outcomes[name] = Outcome(name, "failed", error="the worker process reconciling it ended early")
                 if on_outcome is not None:
                     on_outcome(outcomes[name])
-    return tuple(outcomes[name] for name in sorted(outcomes)), fanned.verdict or ()
+    return tuple(outcomes[name] for name in sorted(outcomes)), fanned.verdict[0] if fanned.verdict else ()
 
 
 @contextmanager

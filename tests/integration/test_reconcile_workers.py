@@ -102,6 +102,29 @@ def test_a_broken_fleet_file_fails_every_cluster_in_every_worker(fleet: Fleet, s
     assert not fleet.client.exists(f"{fleet.chroot}/a/brokers/topics/orders")
 
 
+def test_two_directories_naming_one_target_are_refused_across_workers(fleet: Fleet, small_fanout: list[int]) -> None:
+    """One target, one directory (targets.py): the two clusters land in different workers' shares, and each is
+    failed at its connect line exactly as a one-process pass fails it (so neither is applied)."""
+    files = {**fleet.cluster("a"), **fleet.cluster("b"), **fleet.cluster("c"), **fleet.cluster("d")}
+    files["clusters/d/cluster.yaml"] = files["clusters/b/cluster.yaml"].replace("name: b", "name: d")
+    commit(fleet.repo, "d names b's target", files)
+    alone = run_pass(source(fleet), (), Options(dry_run=True, jobs=1))
+    result = run_pass(source(fleet), (), Options(dry_run=True, jobs=2))
+    assert small_fanout == [2]  # shares a, c and b, d: the conflict is found across them
+    assert result.problems == alone.problems == ()
+    assert [comparable(o) for o in result.outcomes] == [comparable(o) for o in alone.outcomes]
+    assert {o.cluster: o.status for o in result.outcomes} == {"a": "planned", "b": "failed", "c": "planned",
+                                                              "d": "failed"}
+    for o in result.outcomes[1::2]:
+        assert [d.message for d in o.diagnostics if "target" in d.message] == [
+            f"cluster {o.cluster}: its target is also the target of cluster(s) {'d' if o.cluster == 'b' else 'b'}: "
+            "a target belongs to one cluster directory (a rename keeps it with meta.renamedFrom and removes the old "
+            "directory)"]
+    selected = run_pass(source(fleet), ("b", "c", "d"), Options(dry_run=True, jobs=2))
+    assert [comparable(o) for o in selected.outcomes] == [
+        comparable(o) for o in run_pass(source(fleet), ("b", "c", "d"), Options(dry_run=True, jobs=1)).outcomes]
+
+
 def test_a_stop_request_reaches_the_workers(fleet: Fleet, small_fanout: list[int]) -> None:
     commit(fleet.repo, "three", {**fleet.cluster("a"), **fleet.cluster("b"), **fleet.cluster("c")})
     stop = threading.Event()
