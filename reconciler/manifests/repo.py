@@ -157,7 +157,8 @@ def _load(repo: Repository, path: Path, diags: list[Diagnostic], kinds: frozense
     except OSError:
         size = 0  # load_file reports why it cannot be read
     repo.budget.before(size, shown)
-    docs, problems = load_file(path, shown)
+    # with `kinds`, a file that cannot hold one of them is not parsed (its documents are not counted either)
+    docs, problems = load_file(path, shown, kinds)
     diags.extend(problems)
     repo.budget.after(docs)
     if kinds is not None:  # only these kinds are wanted: the others are neither checked nor kept
@@ -177,9 +178,10 @@ def discover(
     root: Path, only: Sequence[str] = (), kinds: frozenset[str] | None = None, limits: Limits | None = None
 ) -> tuple[Repository, list[Diagnostic]]:
     """Load `root/clusters`. With `only`, load just those clusters (and the fleet file); with `kinds`, keep
-    (and check against their schemas) only documents of those kinds. Every file is still parsed, within the
-    aggregate bounds of `limits` (default: the defaults): past one, loading stops with an error at the manifest
-    where it was crossed and one that concerns every cluster."""
+    (and check against their schemas) only documents of those kinds; a file that cannot hold one is not even
+    parsed (`load.may_hold`: no kind's name in its text). Files are read within the aggregate bounds of
+    `limits` (default: the defaults; every file's bytes count, the documents and entities of those parsed): past
+    one, loading stops with an error at the manifest where it was crossed and one that concerns every cluster."""
     repo = Repository(root=root.resolve(), budget=Budget(limits or Limits()))
     diags: list[Diagnostic] = []
     try:

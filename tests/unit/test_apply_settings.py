@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reconciler.errors import Diagnostic
+from reconciler.manifests.load import may_hold
 from reconciler.manifests.validate import load_and_validate, load_settings
 from tests.unit.test_validate import EXAMPLES, write_repo
 from tests.unit.validation_cases import doc
@@ -61,3 +64,43 @@ def test_problems_of_the_documents_apply_uses_are_reported_with_their_place(tmp_
     assert any(f == "clusters/fleet.yaml" for f, _ in found)  # the fleet layer's schema
     _, _, full_diags = load_and_validate(tmp_path)
     assert found <= places(full_diags)  # nothing a full load would not report
+
+
+def test_files_that_cannot_hold_a_settings_document_are_not_parsed(tmp_path: Path) -> None:
+    # a Topics file with a YAML error: `plan` reports it; `apply PLAN` never parses the file (no kind it reads)
+    write_repo(tmp_path, {"clusters/c1/topics.yaml": doc("Topics", "  topics:\n    orders: {partitions: [1\n")})
+    _, _, full_diags = load_and_validate(tmp_path)
+    assert "clusters/c1/topics.yaml" in {f for f, _ in places(full_diags)}
+    settings, diags = load_settings(tmp_path)
+    assert not errors(diags), diags
+    assert settings["c1"].cluster.zookeeper.connect == "127.0.0.1:2181/c1"
+
+
+@pytest.mark.parametrize("kind", [
+    "BrokerConfig",  # spelled out: found by name
+    '"Broker\\x43onfig"',  # an escape: any backslash makes the file parsed
+    '"Broker\\\n  Config"',  # an escaped line break joins the two halves
+])
+def test_a_settings_document_in_any_file_is_found_however_its_kind_is_written(tmp_path: Path, kind: str) -> None:
+    # the broker's static file sets a value the encoder rules refuse: found only if the document is read
+    bad = ("apiVersion: reconciler/v1\nkind: " + kind + "\nmeta: {broker: 1}\nspec:\n"
+           "  static: {file: b.properties}\n  config: {}\n")
+    write_repo(tmp_path, {
+        "clusters/c1/all.yaml": doc("Topics", "  topics:\n    orders: {partitions: 1}\n") + "\n---\n" + bad,
+        "clusters/c1/b.properties": "password.encoder.iterations=12\n",
+    })
+    _, diags = load_settings(tmp_path)
+    assert ("clusters/c1/b.properties", "password.encoder.iterations") in places(diags)
+
+
+@pytest.mark.parametrize("data, parsed", [
+    (b"kind: Topics\nspec: {}\n", False),
+    (b"kind: Cluster\n", True),
+    (b'kind: "Clu\\x73ter"\n', True),
+    ("kind: Topics\nmeta: {name: caf\u00e9}\n".encode(), False),
+    ("kind: Topics\n".encode("utf-16"), True),  # not what the loader reads: parsed, so its error is reported
+    (b"kind: Topics\nname: caf\xe9\n", True),  # not UTF-8: likewise
+    (b"kind: Topics\x00\n", True),
+])
+def test_may_hold(data: bytes, parsed: bool) -> None:
+    assert may_hold(data, frozenset({"Cluster", "FleetDefaults", "BrokerConfig"})) is parsed
