@@ -15,25 +15,26 @@ import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.backend import ApplyRequest, ApplyResult, AuditEntry, AuditInfo, Connection, Notify, Owner
 from reconciler.backends import backend_for
-from reconciler.brokers.reassign import reassign_admin
 from reconciler.errors import ReconcilerError, RefusedError, SecretError, ValidationError, has_errors, printable
 from reconciler.manifests.validate import load_settings
 from reconciler.model import ApplySettings, ClusterSettings, DesiredState, EntityRef, Secret
 from reconciler.ownership import Verdict, beyond_empty, decide
 from reconciler.plan import Change, Plan
-from reconciler.reassigning import MoveOptions, run_reassignment
-from reconciler.risk.features import is_downgrade
 from reconciler.secrets.check import NamedSecrets, named_secrets, secret_changes, unnamed_secrets
 from reconciler.secrets.compare import base_dir, cluster_encoders
 from reconciler.secrets.encoder import decode
 from reconciler.secrets.refs import resolve
 from reconciler.secrets.rotation import rotated_passwords
-from reconciler.workflow import empty_cluster_changes, load_desired, now_utc
+
+if TYPE_CHECKING:  # replica moves, feature levels and planning are imported where a plan needs them: `apply
+    # PLAN` of topic configs loads none of them (its start-up is part of every apply)
+    from reconciler.reassigning import MoveOptions
 
 
 def load_apply_settings(root: Path, clusters: Sequence[str]) -> dict[str, ApplySettings]:
@@ -49,8 +50,14 @@ def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_s
     """Refuse destructive changes and more than policy.maxDeletes removals unless allowed, a rotation of the
     password encoder secret without --allow-secret-rotation, and a feature level lowered without
     --allow-downgrade (kafka-features.sh downgrades only when asked to, too)."""
-    lowered = [f"{c.key} {c.before} -> {c.after}" for e in plan.entities if e.ref.entity_type == "features"
-               for c in e.changes if is_downgrade(c.before, c.after)]
+    features = [e for e in plan.entities if e.ref.entity_type == "features"]
+    if features:
+        from reconciler.risk.features import is_downgrade
+
+        lowered = [f"{c.key} {c.before} -> {c.after}" for e in features for c in e.changes
+                   if is_downgrade(c.before, c.after)]
+    else:
+        lowered = []
     if lowered and not allow_downgrade:
         raise RefusedError(f"cluster {plan.cluster}: the plan lowers feature levels ({printable(', '.join(lowered))}); "
                            "re-run with --allow-downgrade to send them as safe downgrades")
@@ -89,6 +96,8 @@ def guard(plan: Plan, desired: ClusterSettings, allow_destructive: bool, allow_s
 def load_named_secrets(root: Path, clusters: Sequence[str]) -> dict[str, NamedSecrets]:
     """The secret references each cluster's manifests name now (`apply PLAN` checks the plan's against them);
     raises ValidationError when the manifests are invalid."""
+    from reconciler.workflow import load_desired
+
     states, _ = load_desired(root, clusters)
     return {name: named_secrets(state) for name, state in states.items()}
 
@@ -175,7 +184,7 @@ def apply_cluster_plan(
         cluster=plan.cluster,
         revision=plan.revision,
         user=user or default_user(),
-        time=now_utc(),
+        time=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),  # as workflow.now_utc
     )
     if allow_no_brokers is None:
         allow_no_brokers = allow_no_brokers_default()
@@ -201,6 +210,9 @@ def _apply_and_move(request: ApplyRequest, connection: Connection, root: Path, m
         result = _owned_apply(connection, request, root, adopt)
     if plan.reassignment is None:
         return result
+    from reconciler.brokers.reassign import reassign_admin
+    from reconciler.reassigning import run_reassignment
+
     with reassign_admin(request.settings.cluster, root) as admin:
         outcome = run_reassignment(plan, request.settings.cluster, connection, admin, user=request.audit.user,
                                    now=request.audit.time, options=moves, notify=request.notify, stop=request.stop)
@@ -227,6 +239,8 @@ def owner_verdict(connection: Connection, plan: Plan, desired: ClusterSettings, 
     legacy = legacy_owner(connection.audit_entries()) if owner is None else None
     extra = None
     if owner is None and legacy is None and not adopt:
+        from reconciler.workflow import empty_cluster_changes, load_desired
+
         state = desired if isinstance(desired, DesiredState) else load_desired(root, [cluster.name])[0][cluster.name]
         extra = beyond_empty(plan, empty_cluster_changes(state, root, plan.revision))
     verdict = decide(cluster, owner.cluster if owner else None, legacy, extra, adopt)

@@ -7,18 +7,18 @@ ignored keys and unmanaged entities are exactly what apply would do. Nothing is 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.context import Context, emit_diagnostics
-from reconciler.effective import Layers
 from reconciler.errors import ReconcilerError
 from reconciler.model import DEFAULT_ENTITY, ENTITY_TYPES, KRAFT_ENTITY_TYPES, DesiredState, EntityRef, LiveState
-from reconciler.plan import Plan
-from reconciler.render.access import AccessView, access_blocks
-from reconciler.render.describe import consumer_blocks
-from reconciler.render.styled import line
+
+if TYPE_CHECKING:  # the renderers are imported when describe runs: every command's start-up imports this module
+    from reconciler.effective import Layers
+    from reconciler.plan import Plan
+    from reconciler.render.access import AccessView
 
 _SINGULAR = {t[:-1]: t for t in ENTITY_TYPES}
 
@@ -95,6 +95,10 @@ def describe(obj: Context, cluster: str, entity: str | None, key: str | None, fm
     if fmt == "json":
         click.echo(describe_json(cluster, version, views, access, consumers), nl=False)
         return
+    from reconciler.render.access import access_blocks
+    from reconciler.render.describe import consumer_blocks
+    from reconciler.render.styled import line
+
     blocks = describe_blocks(views, synonyms=synonyms or key is not None)
     for view in access:
         blocks += [line(""), *access_blocks(view)]
@@ -142,6 +146,7 @@ def topic_consumers(obj: Context, desired: DesiredState, ref: EntityRef, live: L
 def topic_access(topic: str, live: LiveState, plan: Plan) -> AccessView:
     """Who may do what on the topic by its ACLs, live and once the plan is applied (reconciler/access.py)."""
     from reconciler.access import access_of, planned_acls
+    from reconciler.render.access import AccessView
     from reconciler.rules.acls import SUPPORTED_OPERATIONS
 
     now = {r: a.entries for r, a in (live.acls or {}).items()}

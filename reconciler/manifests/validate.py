@@ -10,7 +10,6 @@ from typing import TypeVar
 from reconciler.catalog import Catalog, load_catalog
 from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
-from reconciler.manifests.policy import desired_diagnostics
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
 from reconciler.model import ApplySettings, DesiredState, SourceRef
 from reconciler.rules import validate_counted
@@ -49,7 +48,9 @@ def load_and_validate(
     diags.extend(check_loaded_partitions(counts, limits))
     if not clusters:  # the whole repository: one target, one directory (a share's load cannot see the others)
         diags.extend(target_conflicts({name: _target(state) for name, state in states.items()}))
-    if policies:
+    if policies:  # imported here: `apply PLAN` loads this module for its settings only
+        from reconciler.manifests.policy import desired_diagnostics
+
         diags.extend(desired_diagnostics(root, states, [d for s in repo.clusters.values() for d in s.documents]))
     return repo, states, sorted(set(diags), key=Diagnostic.sort_key)
 

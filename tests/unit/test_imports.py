@@ -36,6 +36,19 @@ def test_the_apply_path_imports_none_of_the_heavy_libraries() -> None:
     assert _imported_after("import reconciler.cli.main, reconciler.cli.plan, reconciler.apply") == set()
 
 
+# what `apply PLAN` of topic configs needs none of: planning (workflow, the policies), replica moves and their
+# Admin API, feature-level rules
+PLANNING = ("reconciler.workflow", "reconciler.manifests.policy", "reconciler.reassigning",
+            "reconciler.brokers.reassign", "reconciler.brokers.admin", "reconciler.risk")
+
+
+def test_the_apply_path_imports_neither_planning_nor_replica_moves() -> None:
+    apply_path = ("import reconciler.cli.main, reconciler.cli.plan, reconciler.apply, reconciler.render.text, "
+                  "reconciler.secrets.check, reconciler.manifests.planfile, reconciler.zk.write")
+    assert _imported_after(apply_path, PLANNING) == set()
+    assert _imported_after("import reconciler.workflow, reconciler.reassigning", PLANNING) == set(PLANNING)
+
+
 def test_the_cipher_is_imported_when_a_password_is_encoded() -> None:
     code = ("from reconciler.model import Secret\nfrom reconciler.secrets.encoder import EncoderParams, encode\n"
             "encode(Secret('p'), EncoderParams(Secret('s'), iterations=1024))")
