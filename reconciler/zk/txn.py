@@ -31,7 +31,16 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.paths import _norm_root, _prefix_root
-from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData, Transaction
+from kazoo.protocol.serialization import (
+    CheckVersion,
+    Create,
+    Delete,
+    SetData,
+    Transaction,
+    int_struct,
+    multiheader_struct,
+    write_string,
+)
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
@@ -111,26 +120,61 @@ def pack(groups: Sequence[Group], budget: int, client: KazooClient) -> list[list
 def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
     """One multi; the results list holds an exception object for every op when it failed.
 
-    The request is what kazoo's `TransactionRequest` builds (the same jute records), without its per-op
-    argument checks and path normalisation (~30 µs an op, 0.3 s for 10,000 entities): our paths are built
+    The request is the bytes kazoo's `TransactionRequest` would send (the same jute records), serialized here
+    in one pass (`Multi`) without its per-op argument checks, path normalisation and record objects (~30 µs
+    an op in kazoo's checks, ~15 µs in its serializer: 0.3 + 0.15 s for 10,000 entities): our paths are built
     normalised and our arguments typed. A path that normalisation would change still goes through kazoo's.
+    The reply is read by kazoo's own `Transaction.deserialize` (the request has its type, 14).
     """
-    root = _norm_root(client.chroot).rstrip("/")
-    records: list[Any] = []
-    for op in ops:
-        path = root + op.path if _normal(op.path) else _prefix_root(client.chroot, op.path)
-        if op.kind == "create":
-            records.append(Create(path, op.data, list(op.acl), 2 if op.sequential else 0))
-        elif op.kind == "set":
-            records.append(SetData(path, op.data, op.version))
-        elif op.kind == "delete":
-            records.append(Delete(path, op.version))
-        else:
-            records.append(CheckVersion(path, op.version))
     result = client.handler.async_result()
-    client._call(Transaction(records), result)
+    client._call(Multi(client, ops), result)
     results: list[Any] = result.get(timeout=COMMIT_TIMEOUT_S)
     return results
+
+
+_OP_HEADERS = {kind: multiheader_struct.pack(code, False, -1)
+               for kind, code in (("create", Create.type), ("set", SetData.type), ("delete", Delete.type),
+                                  ("check", CheckVersion.type))}
+_MULTI_END = multiheader_struct.pack(-1, True, -1)
+_FLAGS = {False: int_struct.pack(0), True: int_struct.pack(2)}  # CreateMode PERSISTENT, PERSISTENT_SEQUENTIAL
+
+
+class Multi:
+    """ZooKeeper's multi request (OpCode 14) in kazoo's request protocol, serialized once when built: the
+    bytes of `Transaction([Create | SetData | Delete | CheckVersion, ...]).serialize()` for `ops` under the
+    client's chroot (tests/unit/test_txn_records.py compares them with kazoo's)."""
+
+    type = Transaction.type
+    deserialize = Transaction.deserialize
+
+    def __init__(self, client: KazooClient, ops: Sequence[Op]) -> None:
+        root = _norm_root(client.chroot).rstrip("/")
+        pack = int_struct.pack
+        acls: dict[int, bytes] = {}  # a batch's creates share a few ACL lists (`Acls` caches them)
+        parts: list[bytes] = []
+        for op in ops:
+            path = root + op.path if _normal(op.path) else _prefix_root(client.chroot, op.path)
+            encoded = path.encode("utf-8")
+            kind = op.kind
+            parts += (_OP_HEADERS[kind], pack(len(encoded)), encoded)
+            if kind == "create":
+                if (acl := acls.get(id(op.acl))) is None:
+                    acl = acls[id(op.acl)] = pack(len(op.acl)) + b"".join(
+                        pack(a.perms) + write_string(a.id.scheme) + write_string(a.id.id) for a in op.acl)
+                parts += (pack(len(op.data)), op.data, acl, _FLAGS[op.sequential])
+            elif kind == "set":
+                parts += (pack(len(op.data)), op.data, pack(op.version))
+            else:  # delete, check
+                parts.append(pack(op.version))
+        parts.append(_MULTI_END)
+        self.count = len(ops)
+        self.payload = b"".join(parts)
+
+    def serialize(self) -> bytes:
+        return self.payload
+
+    def __repr__(self) -> str:  # kazoo logs requests at DEBUG
+        return f"Multi({self.count} ops, {len(self.payload)} bytes)"
 
 
 def _normal(path: str) -> bool:
