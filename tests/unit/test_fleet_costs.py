@@ -17,7 +17,7 @@ from kazoo.security import make_digest_acl
 
 from reconciler.assignment import _rack_aware, _rack_unaware, assign_replicas, rack_alternated, seeded_index
 from reconciler.model import EntityRef
-from reconciler.plan import Change, EntityPlan
+from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicDelete
 from reconciler.zk import session, txn
 from reconciler.zk.layout import OPEN_ACL_UNSAFE, encode_notification
 from reconciler.zk.session import kazoo_acls
@@ -124,6 +124,21 @@ def test_max_risk_of_an_entity() -> None:
     for risks in (("bogus",), ("bogus", "bogus"), ("safe", "bogus")):
         with pytest.raises(KeyError):
             _ = entity(*risks).max_risk
+
+
+def test_max_risk_of_a_plan() -> None:
+    def entity(name: str, *risks: Any) -> EntityPlan:
+        changes = tuple(Change(f"k{i}", "~", "a", "b", risk=r) for i, r in enumerate(risks))
+        return EntityPlan(EntityRef("topics", name), 1, changes)
+
+    assert Plan("c").max_risk == "safe" and Plan("c", (entity("a"),)).max_risk == "safe"
+    assert Plan("c", (entity("a", "safe"), entity("b", "disruptive", "safe"))).max_risk == "disruptive"
+    assert Plan("c", (entity("a", "safe"),), partition_increases=(
+        PartitionIncrease("t", 1, 2, 0, {1: (1,)}),)).max_risk == "disruptive"
+    assert Plan("c", (entity("a", "disruptive"), entity("b", "destructive"))).max_risk == "destructive"
+    assert Plan("c", topics_to_delete=(TopicDelete("t", 1, 1, 0, "t"),)).max_risk == "destructive"
+    with pytest.raises(KeyError):
+        _ = Plan("c", (entity("a", "bogus"),)).max_risk
 
 
 def test_clients_of_a_process_share_one_handler_that_a_client_stop_leaves_running() -> None:
