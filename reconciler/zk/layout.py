@@ -149,6 +149,14 @@ def encode_notification(ref: EntityRef) -> bytes:
     return b'{"version":2,"entity_path":' + _ENCODE(ref.path).encode("utf-8") + b"}"
 
 
+_CONFIG_PREFIX = len(CONFIG_ROOT) + 1
+
+
+def notification_for(path: str) -> bytes:
+    """`encode_notification` of the entity whose znode is `path` (`entity_path(ref)`, which apply has already)."""
+    return b'{"version":2,"entity_path":' + _ENCODE(path[_CONFIG_PREFIX:]).encode("utf-8") + b"}"
+
+
 def decode_notification(data: bytes | None, znode: str) -> EntityRef:
     """Version 2 (`entity_path`) and the legacy version 1 (`entity_type` + `entity_name`)."""
     obj = _object(_loads(data, znode), znode)

@@ -62,9 +62,9 @@ from reconciler.zk.layout import (
     decode_entity_config,
     decode_topic_assignment,
     encode_entity_config,
-    encode_notification,
     encode_topic_assignment,
     entity_path,
+    notification_for,
     topic_path,
 )
 from reconciler.zk.lock import Notify, cluster_lock, default_lock_wait, refuse_kraft
@@ -335,9 +335,11 @@ class _Builder:
         self._encoded: dict[tuple[tuple[str, str], ...], bytes] = {}
         self._assignments: dict[tuple[tuple[int, tuple[int, ...]], ...], bytes] = {}
         self._notification_acl = acls(NOTIFICATION_PREFIX)
+        # each entity's znode, in plan order (read back, checked against the plan's version, then written)
+        self._paths = [entity_path(e.ref) for e in plan.entities]
 
     def paths(self) -> list[str]:
-        out = [entity_path(e.ref) for e in self.plan.entities]
+        out = list(self._paths)
         for t in self.plan.topics_to_create:
             out += [entity_path(EntityRef("topics", t.name)), topic_path(t.name)]
         out += [topic_path(t.name) for t in self.plan.topics_to_delete]
@@ -360,16 +362,16 @@ class _Builder:
         for gone in self.plan.topics_to_delete:  # AdminZkClient.deleteTopic: the controller deletes it
             marker = f"{DELETE_TOPICS_PATH}/{gone.name}"
             groups.append(Group(f"topics/{gone.name} (delete)", [Op("create", marker, b"", acl=self.acls(marker))]))
-        families: dict[tuple[str, str, str], list[EntityPlan]] = {}
-        for e in self.plan.entities:  # users/<u> with its users/<u>/clients/<c>: one unit
+        families: dict[tuple[str, str, str], list[tuple[EntityPlan, str]]] = {}
+        for e, path in zip(self.plan.entities, self._paths, strict=True):  # users/<u> with its clients: one unit
             client_part = "" if e.ref.entity_type == "users" else e.ref.client or ""
-            families.setdefault((e.ref.entity_type, e.ref.name, client_part), []).append(e)
+            families.setdefault((e.ref.entity_type, e.ref.name, client_part), []).append((e, path))
         groups += [self._family(members, current) for members in families.values()]
         return groups + acl_groups(self.plan.acls, self.acls)  # guarded by their versions (zk/acls.py)
 
     def _refuse_stale(self, current: Mapping[str, Any]) -> None:
         stale: list[str] = []
-        versions = [(entity_path(e.ref), e.base_version) for e in self.plan.entities]
+        versions = [(path, e.base_version) for e, path in zip(self.plan.entities, self._paths, strict=True)]
         versions += [(topic_path(p.name), p.base_version) for p in self.plan.partition_increases]
         # a topic to delete must be the one planned (same /brokers/topics version, read just before the batch)
         versions += [(topic_path(t.name), t.base_version) for t in self.plan.topics_to_delete]
@@ -402,34 +404,36 @@ class _Builder:
         return Group(f"topics/{p.name}", [Op("set", path, data, version=p.base_version)],
                      partitions=p.target - p.current)
 
-    def _family(self, members: list[EntityPlan], current: Mapping[str, Any]) -> Group:
-        if len(members) == 1 and members[0].ref.client is None:  # most families: one entity, no client
-            (alone,) = members
+    def _family(self, members: list[tuple[EntityPlan, str]], current: Mapping[str, Any]) -> Group:
+        """`members`: each entity of the family with its znode."""
+        if len(members) == 1 and members[0][0].ref.client is None:  # most families: one entity, no client
+            ((alone, path),) = members
             group = Group(alone.ref.display)
-            self._entity(group, alone, current, set() if alone.delete_entity else None)
+            self._entity(group, alone, path, current, set() if alone.delete_entity else None)
             return group
-        parent = next((e for e in members if e.ref.client is None), None)
-        children = [e for e in members if e is not parent]
-        group = Group(members[0].ref.display)
-        if parent is not None and parent.delete_entity:  # children first, so the parent can go
-            deleted = {sanitize(c.ref.client or "") for c in children if c.delete_entity}
-            for child in children:
-                self._entity(group, child, current)
-            self._entity(group, parent, current, deleted)
+        parent = next((m for m in members if m[0].ref.client is None), None)
+        children = [m for m in members if m is not parent]
+        group = Group(members[0][0].ref.display)
+        if parent is not None and parent[0].delete_entity:  # children first, so the parent can go
+            deleted = {sanitize(c.ref.client or "") for c, _ in children if c.delete_entity}
+            for child, path in children:
+                self._entity(group, child, path, current)
+            self._entity(group, *parent, current, deleted)
             return group
         if parent is not None:
-            self._entity(group, parent, current)
-            if parent.base_version is None and any(c.base_version is None for c in children):
-                container = entity_path(parent.ref) + "/clients"  # inside the multi: its parent is new
+            self._entity(group, *parent, current)
+            if parent[0].base_version is None and any(c.base_version is None for c, _ in children):
+                container = parent[1] + "/clients"  # inside the multi: its parent is new
                 group.ops.append(Op("create", container, acl=self.acls(container)))
-        for child in children:
-            self._entity(group, child, current)
+        for child, path in children:
+            self._entity(group, child, path, current)
         return group
 
     def _entity(
-        self, group: Group, e: EntityPlan, current: Mapping[str, Any], deleted_clients: set[str] | None = None
+        self, group: Group, e: EntityPlan, path: str, current: Mapping[str, Any],
+        deleted_clients: set[str] | None = None,
     ) -> None:
-        path = entity_path(e.ref)
+        """`e`'s write (its znode `path`) and its change notification, into `group`."""
         item = current[path]
         live = self._live(path, item) if item is not None else {}
         config = self._changed(e, live)
@@ -446,7 +450,7 @@ class _Builder:
             group.ops.append(Op("create", path, self._encode_config(config), acl=self.acls(path)))
         else:
             group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
-        notification = encode_notification(e.ref)
+        notification = notification_for(path)
         group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self._notification_acl,
                             sequential=True))
         group.entities += 1

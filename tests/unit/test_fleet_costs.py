@@ -19,7 +19,7 @@ from reconciler.assignment import _rack_aware, _rack_unaware, assign_replicas, r
 from reconciler.model import EntityRef
 from reconciler.plan import Change, EntityPlan, PartitionIncrease, Plan, TopicDelete
 from reconciler.zk import session, txn
-from reconciler.zk.layout import OPEN_ACL_UNSAFE, encode_notification
+from reconciler.zk.layout import OPEN_ACL_UNSAFE, encode_notification, entity_path, notification_for
 from reconciler.zk.session import kazoo_acls
 from reconciler.zk.txn import Group, Op
 
@@ -31,6 +31,7 @@ def test_a_notification_is_the_json_object_kafka_writes(name: str) -> None:
     for ref in (EntityRef("topics", name), EntityRef("users", name), EntityRef("users", "alice", name)):
         assert encode_notification(ref) == json.dumps(
             {"version": 2, "entity_path": ref.path}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        assert notification_for(entity_path(ref)) == encode_notification(ref)  # apply's, from the znode's path
 
 
 def _placement(brokers: dict[int, str | None], partitions: int, rf: int, seed: str) -> dict[int, tuple[int, ...]]:
