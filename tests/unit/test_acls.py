@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from reconciler.diff.acls import plan_acls
@@ -116,11 +117,32 @@ def test_bytes_as_kafka_writes_them() -> None:
     assert resource_path(AclResource("Cluster", "LITERAL", "kafka-cluster")) == "/kafka-acl/Cluster/kafka-cluster"
 
 
+def test_resource_bytes_are_what_json_dumps_writes_for_any_entries() -> None:
+    odd = ["User:alice", "User:\u00e9\u2028\U0001f600", 'User:q"uote\\back', "User:\x01\x7f", "User:*", "Group:a/b"]
+    entries = [AclEntry(p, h, op, perm) for p in odd for h in ("*", "10.0.0.1", "h\tost")
+               for op, perm in (("Read", "Allow"), ("Write", "Deny"), ("All", "Allow"))]
+    for chosen in (entries, entries[::-1], entries[5:9], entries[:1], []):
+        body = {"acls": [{"principal": e.principal, "permissionType": e.permission, "host": e.host,
+                          "operation": e.operation} for e in sorted(chosen)], "version": 1}
+        assert encode_acls(chosen) == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        assert decode_acls(encode_acls(chosen), "x") == frozenset(chosen)
+
+
 ALICE_READ = AclEntry("User:alice", "*", "Read", "Allow")
 BOB_READ = AclEntry("User:bob", "*", "Read", "Allow")
 EVE_DENY = AclEntry("User:eve", "*", "Read", "Deny")
 TOPIC = AclResource("Topic", "PREFIXED", "app-")
 OTHER = AclResource("Group", "LITERAL", "legacy")
+
+
+def test_a_pattern_is_disruptive_exactly_when_a_principal_may_lose_access() -> None:
+    allow, deny = ALICE_READ, EVE_DENY
+    for add in ((), (allow,), (deny,), (allow, deny)):
+        for remove in ((), (allow,), (deny,), (allow, deny)):
+            for grant in ("safe", "disruptive", "destructive"):
+                a = AclPlan(TOPIC, 1, add, remove, (), grant_risk=grant)
+                order = ["safe", "disruptive", "destructive"]
+                assert a.risk == max("disruptive" if a.losing else "safe", grant, key=order.index), (add, remove)
 
 
 def _plan() -> Plan:
