@@ -171,8 +171,11 @@ def apply(
         verify_applied(obj, pending, states, verify_timeout, verify_format, log_path)
 
 
-def move_options(max_partitions: int | None, max_bytes: int | None, wait: str | None) -> MoveOptions:
-    """apply's pacing of replica moves from its options."""
+def move_options(max_partitions: int | None, max_bytes: int | None, wait: str | None) -> MoveOptions | None:
+    """apply's pacing of replica moves from its options; None without any (the plan's bounds, waiting until done:
+    what `MoveOptions()` says, and the replica-move modules are not imported for an apply that has none)."""
+    if max_partitions is None and max_bytes is None and wait is None:
+        return None
     from reconciler.apply import duration_seconds
     from reconciler.reassigning import MoveOptions
 

@@ -46,6 +46,10 @@ def test_the_apply_path_imports_neither_planning_nor_replica_moves() -> None:
     apply_path = ("import reconciler.cli.main, reconciler.cli.plan, reconciler.apply, reconciler.render.text, "
                   "reconciler.secrets.check, reconciler.manifests.planfile, reconciler.zk.write")
     assert _imported_after(apply_path, PLANNING) == set()
+    # apply's options: without --max-moving-* or --reassign-wait nothing of the replica moves is loaded either
+    options = f"{apply_path}\nfrom reconciler.cli.plan import move_options\n"
+    assert _imported_after(options + "assert move_options(None, None, None) is None", PLANNING) == set()
+    assert "reconciler.reassigning" in _imported_after(options + "move_options(None, None, '0')", PLANNING)
     assert _imported_after("import reconciler.workflow, reconciler.reassigning", PLANNING) == set(PLANNING)
 
 
