@@ -45,7 +45,6 @@ from reconciler.zk.audit import with_applied_passwords
 from reconciler.zk.drift import date_drift, read_audit
 from reconciler.zk.layout import encode_entity_config
 from reconciler.zk.owner import claim_owner, read_owner
-from reconciler.zk.read import ReadScope, read_live_state
 from reconciler.zk.reassign import keep_record, read_record
 from reconciler.zk.session import ConnectError, TlsFiles, ZooKeeperError, connect
 from reconciler.zk.target import refuse_without_brokers
@@ -151,6 +150,8 @@ class ZooKeeperConnection:
 
     def read(self, desired: DesiredState, *, entity_types: frozenset[str] | None = None,
              progress: ReadProgress | None = None, checks: list[Diagnostic] | None = None) -> LiveState:
+        from reconciler.zk.read import ReadScope, read_live_state  # plan's reader: `apply PLAN` never loads it
+
         scope = ReadScope(entity_types=read_types(desired) if entity_types is None else entity_types)
         live = read_live_state(self.client, desired.cluster.name, scope, progress=progress)
         live = with_applied_passwords(self.client, desired, live)

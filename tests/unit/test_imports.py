@@ -39,7 +39,7 @@ def test_the_apply_path_imports_none_of_the_heavy_libraries() -> None:
 # what `apply PLAN` of topic configs needs none of: planning (workflow, the policies), replica moves and their
 # Admin API, feature-level rules
 PLANNING = ("reconciler.workflow", "reconciler.manifests.policy", "reconciler.reassigning",
-            "reconciler.brokers.reassign", "reconciler.brokers.admin", "reconciler.risk")
+            "reconciler.brokers.reassign", "reconciler.brokers.admin", "reconciler.risk", "reconciler.zk.read")
 
 
 def test_the_apply_path_imports_neither_planning_nor_replica_moves() -> None:
@@ -50,7 +50,8 @@ def test_the_apply_path_imports_neither_planning_nor_replica_moves() -> None:
     options = f"{apply_path}\nfrom reconciler.cli.plan import move_options\n"
     assert _imported_after(options + "assert move_options(None, None, None) is None", PLANNING) == set()
     assert "reconciler.reassigning" in _imported_after(options + "move_options(None, None, '0')", PLANNING)
-    assert _imported_after("import reconciler.workflow, reconciler.reassigning", PLANNING) == set(PLANNING)
+    probe = "import reconciler.workflow, reconciler.reassigning, reconciler.zk.read"
+    assert _imported_after(probe, PLANNING) == set(PLANNING)
 
 
 def test_the_cipher_is_imported_when_a_password_is_encoded() -> None:
