@@ -305,9 +305,9 @@ def test_a_pr_check_refuses_manifests_over_the_aggregate_bounds_before_parsing_p
     parsed: list[str] = []
     real_load_file = repo_module.load_file
 
-    def recording(path: Path, display: str | None = None) -> Any:
+    def recording(path: Path, display: str | None = None, kinds: frozenset[str] | None = None) -> Any:
         parsed.append(display or str(path))
-        return real_load_file(path, display)
+        return real_load_file(path, display, kinds)
 
     monkeypatch.setattr(repo_module, "load_file", recording)
     root = tmp_path / "m"
