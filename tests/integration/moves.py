@@ -162,16 +162,17 @@ class Watcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            try:
+            try:  # the moves first, and alone: a partition's move can end within one slow round of all three
+                self.moving |= {tp for tp in in_flight(self.bootstrap) if tp[0] == self.topic}
                 for b, found in dynamic(self.bootstrap, "broker", self.brokers, BROKER_RATES).items():
                     self.broker_rates.setdefault(b, set()).update(f"{k}={v}" for k, v in found.items())
+                self.moving |= {tp for tp in in_flight(self.bootstrap) if tp[0] == self.topic}
                 lists = dynamic(self.bootstrap, "topic", [self.topic], TOPIC_LISTS).get(self.topic, {})
                 if lists:
                     self.topic_lists.append(lists)
-                self.moving |= {tp for tp in in_flight(self.bootstrap) if tp[0] == self.topic}
             except Exception:  # a broker busy or restarting: the next round asks again
                 pass
-            time.sleep(0.3)
+            time.sleep(0.1)
 
     def stop(self) -> None:
         self._stop.set()
