@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from reconciler.kraft.admin import KraftAdmin, Refusal
-from reconciler.kraft.operations import Operations, Step, Unit, kafka_enum
+from reconciler.kraft.operations import Operations, Step, Unit, kafka_acl, kafka_pattern
+from reconciler.model import AclEntry, AclResource
 
 AclKey = tuple[str, ...]  # (resource type, pattern type, name, principal, host, operation, permission)
 
@@ -31,6 +32,10 @@ def display(key: AclKey) -> str:
 def coalesced(admin: KraftAdmin, ops: Operations) -> Operations:
     """`ops` with each principal's DeleteAcls steps (operations._acl_steps marks those of a principal losing many
     entries) replaced by one filter on the principal where the cluster shows it would match only those entries."""
+    groups: dict[str, list[Step]] = {}
+    for step in ops.steps:
+        if step.request == "DeleteAcls" and step.principal is not None:
+            groups.setdefault(step.principal, []).append(step)
     steps: list[Step] = []
     done: set[str] = set()
     for step in ops.steps:
@@ -41,7 +46,7 @@ def coalesced(admin: KraftAdmin, ops: Operations) -> Operations:
         if principal in done:
             continue
         done.add(principal)
-        group = [s for s in ops.steps if s.request == "DeleteAcls" and s.principal == principal]
+        group = groups[principal]
         units = [u for s in group for u in s.units]
         planned = {u.acl for u in units}
         live = {(rtype, pattern, name, *entry) for rtype, pattern, name, entries in admin.acl_bindings(principal)
@@ -97,8 +102,4 @@ def send(admin: KraftAdmin, step: Step) -> Outcome:
 
 
 def _acl(key: Sequence[str]) -> object:
-    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern, ResourceType
-
-    rtype, pattern, name, principal, host, operation, permission = key
-    return ACL(principal, host, ACLOperation[kafka_enum(operation)], ACLPermissionType[kafka_enum(permission)],
-               ResourcePattern(ResourceType[kafka_enum(rtype)], name, ACLResourcePatternType[pattern]))
+    return kafka_acl(AclEntry(*key[3:]), kafka_pattern(AclResource(*key[:3])))

@@ -28,7 +28,7 @@ from reconciler.kraft.admin import BROKER, DELETE, SET, TOPIC
 from reconciler.kraft.groups import CLIENT_METRICS, GROUP
 from reconciler.kraft.passwords import fingerprints
 from reconciler.kraft.read import QUOTA_TYPES
-from reconciler.model import DEFAULT_ENTITY, EntityRef, Secret
+from reconciler.model import DEFAULT_ENTITY, AclEntry, AclResource, EntityRef, Secret
 from reconciler.plan import Change, EntityPlan, Plan
 from reconciler.secrets.scram import MECHANISMS
 
@@ -295,41 +295,45 @@ def _acl_steps(plan: Plan) -> list[Step]:
     DeleteAcls of at most ACL_DELETE_BATCH exact filters (one per entry), one principal's entries together. The
     steps of a principal losing at least PRINCIPAL_FILTER_MIN entries carry its name: `kraft/aclfilters.py` may
     send them as one filter on the principal when the cluster shows that it would match nothing else."""
-    from kafka.admin import (
-        ACL,
-        ACLFilter,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        ResourcePattern,
-        ResourceType,
-    )
-
     creates: list[tuple[Unit, Any]] = []
     removals: dict[str, list[tuple[Unit, Any]]] = {}
     for a in plan.acls:
-        pattern = ResourcePattern(ResourceType[kafka_enum(a.resource.resource_type)], a.resource.name,
-                                  ACLResourcePatternType[a.resource.pattern])
+        pattern = kafka_pattern(a.resource)
         where = f"acls/{a.resource.display}"
         for entry in a.add:
             creates.append((Unit(f"ACL {a.resource.display}: {entry.display} (added)",
                                  (KeyWrite(where, entry.display, "present"),), "acl"),
-                            ACL(entry.principal, entry.host, ACLOperation[kafka_enum(entry.operation)],
-                                ACLPermissionType[kafka_enum(entry.permission)], pattern)))
+                            kafka_acl(entry, pattern)))
         for entry in a.remove:
             removals.setdefault(entry.principal, []).append((
                 Unit(f"ACL {a.resource.display}: {entry.display} (removed)",
                      (KeyWrite(where, entry.display, None, removed=True),), "acl",
                      acl=(a.resource.resource_type, a.resource.pattern, a.resource.name, entry.principal,
                           entry.host, entry.operation, entry.permission)),
-                ACLFilter(entry.principal, entry.host, ACLOperation[kafka_enum(entry.operation)],
-                          ACLPermissionType[kafka_enum(entry.permission)], pattern)))
+                kafka_acl(entry, pattern, exact_filter=True)))
     steps = _chunked("CreateAcls", "ACL entries added", creates, ACL_CREATE_BATCH)
     for principal, items in removals.items():
         many = len(items) >= PRINCIPAL_FILTER_MIN
         steps += _chunked("DeleteAcls", f"ACL entries of {principal} removed" if many else "ACL entries removed",
                           items, ACL_DELETE_BATCH, principal if many else None)
     return _merged_deletes(steps)
+
+
+def kafka_pattern(resource: AclResource) -> Any:
+    """A resource pattern as kafka-python's ResourcePattern."""
+    from kafka.admin import ACLResourcePatternType, ResourcePattern, ResourceType
+
+    return ResourcePattern(ResourceType[kafka_enum(resource.resource_type)], resource.name,
+                           ACLResourcePatternType[resource.pattern])
+
+
+def kafka_acl(entry: AclEntry, pattern: Any, exact_filter: bool = False) -> Any:
+    """An ACL entry on `pattern` as kafka-python's ACL (CreateAcls), or the ACLFilter matching just it (DeleteAcls)."""
+    from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType
+
+    kind = ACLFilter if exact_filter else ACL
+    return kind(entry.principal, entry.host, ACLOperation[kafka_enum(entry.operation)],
+                ACLPermissionType[kafka_enum(entry.permission)], pattern)
 
 
 def _chunked(request: str, what: str, items: Sequence[tuple[Unit, Any]], size: int,
