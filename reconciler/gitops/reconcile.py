@@ -30,8 +30,7 @@ from reconciler.gitops.drift import DriftReport, drift_report
 from reconciler.gitops.fanout import Phases, fan_out
 from reconciler.gitops.history import History
 from reconciler.manifests.policy import live_violations
-from reconciler.manifests.validate import _target as cluster_target
-from reconciler.manifests.validate import cluster_shares, load_and_validate, target_conflicts
+from reconciler.manifests.validate import cluster_shares, cluster_target, load_and_validate, target_conflicts
 from reconciler.model import DesiredState, LiveState
 from reconciler.plan import Plan
 from reconciler.reassigning import MoveOptions

@@ -47,7 +47,7 @@ def load_and_validate(
     states = _each_cluster(repo, diags, build_desired, check)
     diags.extend(check_loaded_partitions(counts, limits))
     if not clusters:  # the whole repository: one target, one directory (a share's load cannot see the others)
-        diags.extend(target_conflicts({name: _target(state) for name, state in states.items()}))
+        diags.extend(target_conflicts({name: cluster_target(state) for name, state in states.items()}))
     if policies:  # imported here: `apply PLAN` loads this module for its settings only
         from reconciler.manifests.policy import desired_diagnostics
 
@@ -118,10 +118,10 @@ def check_repository(root: Path, clusters: Sequence[str] = (), jobs: int = 0) ->
 def _check_share(share: tuple[Path, list[str]]
                  ) -> tuple[int, list[Diagnostic], dict[str, tuple[frozenset[TargetKey], SourceRef | None]]]:
     _, states, diags = load_and_validate(*share, policies=True)
-    return len(states), diags, {name: _target(state) for name, state in states.items()}
+    return len(states), diags, {name: cluster_target(state) for name, state in states.items()}
 
 
-def _target(state: DesiredState) -> tuple[frozenset[TargetKey], SourceRef | None]:
+def cluster_target(state: DesiredState) -> tuple[frozenset[TargetKey], SourceRef | None]:
     cluster = state.cluster
     where = (cluster.kraft.source if cluster.kraft else cluster.zookeeper.source) or cluster.source
     return target_keys(cluster), where
