@@ -160,8 +160,10 @@ cmd_start() {
   write_config
   java=$(command -v java)
   cp=$(classpath)
-  # setsid: the server must not die with the caller's terminal or process group.
-  setsid "$java" -Xmx256m -Xms32m -XX:+UseSerialGC \
+  # setsid: the server must not die with the caller's terminal or process group. The heap is Kafka's own
+  # bin/zookeeper-server-start.sh default (KAFKA_HEAP_OPTS="-Xmx512M -Xms512M"): 256 MB ran out (OOM, the
+  # server gone) once a demo cluster had 10,000 topics and the change notifications of a few bulk applies.
+  setsid "$java" -Xmx512m -Xms512m -XX:+UseSerialGC \
     -Dzookeeper.log.dir="$DIR/log" -Dlog4j.configuration="file:$DIR/conf/log4j.properties" \
     -Dzookeeper.admin.enableServer=false -Dzookeeper.jmx.log4j.disable=true \
     -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$CFG" \
