@@ -1,3 +1,3 @@
-from reconciler.cli.main import entry
+from reconciler.cli.entry import entry
 
 entry()
