@@ -130,10 +130,23 @@ def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
     normalised and our arguments typed. A path that normalisation would change still goes through kazoo's.
     The reply is read as kazoo's `Transaction.deserialize` reads it, keeping only each op's error (`Multi`).
     """
+    request = ops.request if isinstance(ops, Batch) and ops.request is not None else Multi(client, ops)
     result = client.handler.async_result()
-    client._call(Multi(client, ops), result)
+    client._call(request, result)
     results: list[Any] = result.get(timeout=COMMIT_TIMEOUT_S)
     return results
+
+
+class Batch(list[Op]):
+    """The ops of one multi and, once `prepare`d, its request already serialized (`send` sends those bytes)."""
+
+    request: Multi | None = None
+
+
+def prepare(client: KazooClient, ops: Iterable[Op]) -> Batch:
+    batch = Batch(ops)
+    batch.request = Multi(client, batch)
+    return batch
 
 
 _OP_HEADERS = {kind: multiheader_struct.pack(code, False, -1)

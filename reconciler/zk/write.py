@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -220,18 +221,54 @@ def _commit_batches(
     """Commit the batches in order, counting each into `done` once its reply says it committed; `stop()` is
     asked before each."""
     in_flight: Sequence[Group] | None = None
+    ahead = _Ahead(client, prefix, batches)
     try:
         for number, batch in enumerate(batches, 1):
             if stop is not None and stop():
                 raise _Stopped(None, None)
+            ops = ahead.take(number)
             in_flight = batch
-            txn.commit(client, [*prefix, *(op for g in batch for op in g.ops)], number, len(batches))
+            txn.commit(client, ops, number, len(batches))
             done.add(batch)
             in_flight = None
             if progress is not None:
                 progress(sum(len(b) for b in batches[:number]), units)
     except KeyboardInterrupt as exc:  # a second signal while a batch was on its way
         raise _Stopped(in_flight, exc) from None
+
+
+class _Ahead:
+    """Each batch's request serialized on a worker thread while the batch before it is on its way: the main
+    thread only waits for ZooKeeper then (~8 ms of 3,300 ops a batch). A failure to serialize surfaces when
+    that batch's turn comes, before it is sent."""
+
+    def __init__(self, client: KazooClient, prefix: Sequence[Op], batches: Sequence[Sequence[Group]]) -> None:
+        self.client, self.prefix, self.batches = client, prefix, batches
+        self.worker: threading.Thread | None = None
+        self.ready: txn.Batch | BaseException | None = None
+
+    def take(self, number: int) -> txn.Batch:
+        """Batch `number` (from 1) serialized; the next one's serialization starts."""
+        if self.worker is None:
+            self._prepare(number)
+        else:
+            self.worker.join()
+        ready, self.ready = self.ready, None
+        if number < len(self.batches):
+            self.worker = threading.Thread(target=self._prepare, args=(number + 1,), daemon=True,
+                                           name="apply-serialize")
+            self.worker.start()
+        if isinstance(ready, BaseException):
+            raise ready
+        assert ready is not None
+        return ready
+
+    def _prepare(self, number: int) -> None:
+        try:
+            self.ready = txn.prepare(self.client, [*self.prefix, *(op for g in self.batches[number - 1]
+                                                                   for op in g.ops)])
+        except BaseException as exc:  # handed to the main thread, raised there before the batch is sent
+            self.ready = exc
 
 
 SIGNAL_AUDIT_TIMEOUT_S = 5.0  # after a signal that ends the apply at once, the audit entry's wait for ZooKeeper
