@@ -110,6 +110,18 @@ def make_plan(client: KazooClient, topics: list[str], retention: int) -> Plan:
     return plan
 
 
+def purge_notifications(client: KazooClient) -> None:
+    """Delete the change notifications the runs before wrote (not measured). Brokers do this in a cluster
+    (`ZkNodeChangeNotificationListener.purgeObsoleteNotifications`); here no broker runs, and 10,000 more
+    each run (160,000 in a 7-run bench) filled the server's heap until its full GCs slowed the later runs."""
+    children = client.get_children("/config/changes")
+    for start in range(0, len(children), 2000):
+        transaction = client.transaction()
+        for child in children[start:start + 2000]:
+            transaction.delete(f"/config/changes/{child}")
+        transaction.commit()
+
+
 def run_apply(client: KazooClient, plan: Plan) -> float:
     audit = AuditInfo(plan.plan_id, "bench", None, "bench@localhost", "2024-01-01T00:00:00Z")
     start = time.perf_counter()
@@ -191,13 +203,16 @@ def main() -> None:
                 run_whole_process(Path(tmp), f"127.0.0.1:{port}/bench", topics, retention)  # unmeasured: caches
                 for _ in range(args.runs):
                     retention += 1
+                    purge_notifications(client)
                     whole.append(run_whole_process(Path(tmp), f"127.0.0.1:{port}/bench", topics, retention))
                 for _ in range(args.runs):
                     retention += 1
+                    purge_notifications(client)
                     plan = make_plan(client, topics, retention)  # planning is not measured
                     apply_times.append(run_apply(client, plan))
                 for _ in range(args.baseline_runs):
                     retention += 1
+                    purge_notifications(client)
                     baseline_times.append(run_baseline(client, topics, retention))
             finally:
                 close(client)

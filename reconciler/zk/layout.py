@@ -39,6 +39,7 @@ _ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")  # EndPo
 # Jackson's default ObjectMapper: compact, UTF-8, non-ASCII written raw. The encoder json.dumps would build
 # for these options, built once (apply encodes two znodes per entity: 10,000s of them)
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_ENCODE_STRING = json.encoder.encode_basestring  # what _ENCODE does with a str, without its dispatch
 
 
 def _dumps(obj: object) -> bytes:
@@ -154,7 +155,7 @@ _CONFIG_PREFIX = len(CONFIG_ROOT) + 1
 
 def notification_for(path: str) -> bytes:
     """`encode_notification` of the entity whose znode is `path` (`entity_path(ref)`, which apply has already)."""
-    return b'{"version":2,"entity_path":' + _ENCODE(path[_CONFIG_PREFIX:]).encode("utf-8") + b"}"
+    return b'{"version":2,"entity_path":' + _ENCODE_STRING(path[_CONFIG_PREFIX:]).encode("utf-8") + b"}"
 
 
 def decode_notification(data: bytes | None, znode: str) -> EntityRef:

@@ -485,11 +485,9 @@ class _Builder:
                 group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
         elif e.base_version is None:
             group.ops.append(Op("create", path, self._encode_config(config), acl=self.acls(path)))
-        else:
-            group.ops.append(Op("set", path, self._encode_config(config), version=e.base_version))
-        notification = notification_for(path)
-        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification, acl=self._notification_acl,
-                            sequential=True))
+        else:  # positional: a named tuple is built faster so, and apply builds two ops per entity
+            group.ops.append(Op("set", path, self._encode_config(config), e.base_version))
+        group.ops.append(Op("create", NOTIFICATION_PREFIX, notification_for(path), -1, self._notification_acl, True))
         group.entities += 1
         group.notifications += 1
 
