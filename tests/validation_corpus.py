@@ -31,7 +31,7 @@ from reconciler.model import (
     ZooKeeperSpec,
     frozen_map,
 )
-from reconciler.rules import validate
+from reconciler.rules.offline import validate
 
 Scope = Literal["topic", "create-topic", "broker-default", "broker", "clients", "users", "ips", "group",
                 "client-metrics"]

@@ -12,7 +12,6 @@ from reconciler.errors import Diagnostic
 from reconciler.manifests.desired import build_desired, build_settings
 from reconciler.manifests.repo import CLUSTER_FILE, ClusterSources, Repository, discover
 from reconciler.model import ApplySettings, DesiredState, SourceRef
-from reconciler.rules import validate_counted
 from reconciler.rules.cluster import check_cluster
 from reconciler.rules.limits import Limits, limits_from
 from reconciler.rules.topics import PartitionCount, check_loaded_partitions
@@ -36,6 +35,8 @@ def load_and_validate(
 ) -> tuple[Repository, dict[str, DesiredState], list[Diagnostic]]:
     """Load, build and check the clusters (all, or `clusters`) within `limits` (default: the operator's); with
     `policies`, judge them by the repository's own policies too (`validate`; a plan judges its after-state)."""
+    from reconciler.rules.offline import validate_counted  # here: `apply PLAN` loads this module for its settings
+
     limits = limits or operator_limits()
     repo, diags = discover(root, clusters, limits=limits)
     counts: dict[str, PartitionCount] = {}
