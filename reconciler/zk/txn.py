@@ -88,9 +88,13 @@ class Group:
 
 def size(ops: Iterable[Op], client: KazooClient) -> int:
     """Bytes of the serialized multi request (jute), chroot included: the unit of `max_batch_bytes`."""
-    chroot = len((client.chroot or "").encode("utf-8"))
+    return _size(ops, len((client.chroot or "").encode("utf-8")), {})
+
+
+def _size(ops: Iterable[Op], chroot: int, acls: dict[int, int]) -> int:
+    """`size`, with the chroot's length and the ACL lists' sizes (`acls`, by id) worked out once per apply:
+    a plan's creates share a few ACL lists (`Acls` caches them)."""
     total = 0
-    acls: dict[int, int] = {}  # a plan's creates share a few ACL lists (`Acls` caches them)
     for op in ops:
         path = op.path
         total += 17 + chroot + (len(path) if path.isascii() else len(path.encode("utf-8")))  # header, path, version
@@ -109,8 +113,9 @@ def pack(groups: Sequence[Group], budget: int, client: KazooClient) -> list[list
     batches: list[list[Group]] = []
     current: list[Group] = []
     used = 0
+    chroot, acls = len((client.chroot or "").encode("utf-8")), dict[int, int]()
     for group in groups:
-        group_size = size(group.ops, client)
+        group_size = _size(group.ops, chroot, acls)
         if current and used + group_size > budget:
             batches.append(current)
             current, used = [], 0
