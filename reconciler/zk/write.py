@@ -82,7 +82,12 @@ EncoderLookup = Callable[[EntityRef], EncoderParams | None]
 
 @dataclass(frozen=True, slots=True)
 class ApplyOptions:
-    max_batch_bytes: int = 512 * 1024  # bounded multi-transactions (jute.maxbuffer is 1 MiB by default)
+    # Bounded multi-transactions. Not jute.maxbuffer (1 MiB) but ZooKeeper's heap is the bound: every server
+    # keeps its last 500 committed proposals in memory (ZKDatabase.committedLog; zookeeper.commitLogCount
+    # cannot go lower), ~3x their request size. With Kafka's default 512 MB heap, 500 multis of 64 KiB left
+    # ~140 MiB live; of 128 KiB ~230 MiB; of 512 KiB the server stopped answering after 228 (full GCs,
+    # sessions expired) (bench/zk_heap.py). A busy cluster's own small writes evict them; a quiet one's do not.
+    max_batch_bytes: int = 64 * 1024
     lock_timeout_s: float = default_lock_wait(30.0)  # for ZooKeeper's default session timeout
     secure_acls: bool = False  # Kafka's ZkData.defaultAcls(isSecure=True) for every node created
     reconciler_path: str = "/reconciler"  # lock + audit live here (inside the chroot)
