@@ -286,8 +286,9 @@ def allow_no_brokers_default() -> bool:
 
 def apply_tuning() -> dict[str, Any]:
     """Operator overrides from the environment (docs/operations.md): RECONCILER_MAX_BATCH_BYTES bounds each
-    multi-transaction (default 64 KiB, at least 1024: `zk.write.ApplyOptions` says why), RECONCILER_LOCK_TIMEOUT is how long apply waits for
-    another apply's lock before exiting 3 (a duration: 90, 30s, 2m; default: see apply_cluster_plan)."""
+    multi-transaction (default 64 KiB, at least 1024: `zk.write.ApplyOptions` says why), RECONCILER_LOCK_TIMEOUT
+    is how long apply waits for another apply's lock before exiting 3 (a duration: 90, 30s, 2m; default: see
+    apply_cluster_plan)."""
     out: dict[str, Any] = {}
     raw = os.environ.get("RECONCILER_MAX_BATCH_BYTES", "").strip()
     if raw:
