@@ -42,7 +42,7 @@ def test_start_status_stop(tmp_path: Path) -> None:
             "maxClientCnxns=0",
         ):
             assert line in config.splitlines()
-        assert "-Xmx256m" in Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        assert "-Xmx512m" in Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
         status = run_zk_script("status", "--dir", str(directory))  # port remembered from the config
         assert status.returncode == 0 and "running" in status.stdout and f"port {port}" in status.stdout
