@@ -149,9 +149,24 @@ launch_broker() {  # ID
 }
 
 wait_broker() {  # ID PORT: registered (its own log says started) and its listener accepts connections
-  local id=$1 port=$2 b="$DIR/broker-$1" pid
+  local id=$1 port=$2 b="$DIR/broker-$1" pid retried=0
   pid=$(cat "$b/kafka.pid")
   for _ in $(seq 1 900); do   # up to 90 s on a loaded 2-core machine
+    if ! alive "$pid" && [ $retried -eq 0 ] && tail -n 60 "$b/server.log" 2>/dev/null \
+        | grep -q "NodeExistsException" && tail -n 60 "$b/server.log" | grep -q "KafkaZkClient.registerBroker"; then
+      # A run killed without a clean stop (the machine's processes ended): ZooKeeper restores the old broker's
+      # session from its log and keeps its /brokers/ids/N until zookeeper.session.timeout.ms (18 s) has passed
+      # since it started; Kafka's registerBroker refuses to start meanwhile (KafkaZkClient.checkedEphemeralCreate).
+      retried=1
+      log "broker $id: ZooKeeper still holds the registration of a broker $id that was not stopped cleanly;" \
+        "starting it again once that session has expired (20 s)"
+      # the brokers were launched together: once one has waited, the others' old sessions have expired too
+      [ -n "${STALE_SESSIONS_WAITED:-}" ] || sleep 20
+      STALE_SESSIONS_WAITED=1
+      launch_broker "$id"
+      pid=$(cat "$b/kafka.pid")
+      continue
+    fi
     if ! alive "$pid"; then
       log "broker $id exited during start-up; last lines of $b/server.log:"
       tail -n 30 "$b/server.log" "$b/stdout.log" >&2 2>/dev/null || true
