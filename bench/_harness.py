@@ -64,6 +64,17 @@ def local_zookeeper(directory: Path) -> Iterator[int]:
             print(f"warning: local-zookeeper.sh stop failed:\n{result.stderr}", file=sys.stderr)
 
 
+def purge_notifications(client: Any) -> None:
+    """Delete the config change notifications earlier runs wrote (not measured), as brokers do in a cluster
+    (`ZkNodeChangeNotificationListener.purgeObsoleteNotifications`); `client` a started KazooClient."""
+    children = client.get_children("/config/changes")
+    for start in range(0, len(children), 2000):
+        transaction = client.transaction()
+        for child in children[start:start + 2000]:
+            transaction.delete(f"/config/changes/{child}")
+        transaction.commit()
+
+
 KRAFT_SCRIPT = REPO / "scripts" / "local-kraft.sh"
 
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import RECONCILER, load_average, machine, time_process
+from _harness import RECONCILER, load_average, machine, purge_notifications, time_process
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
@@ -108,18 +108,6 @@ def make_plan(client: KazooClient, topics: list[str], retention: int) -> Plan:
     assert not has_errors(diags), diags
     assert len(plan.entities) == len(topics), len(plan.entities)
     return plan
-
-
-def purge_notifications(client: KazooClient) -> None:
-    """Delete the change notifications the runs before wrote (not measured). Brokers do this in a cluster
-    (`ZkNodeChangeNotificationListener.purgeObsoleteNotifications`); here no broker runs, and 10,000 more
-    each run (160,000 in a 7-run bench) filled the server's heap until its full GCs slowed the later runs."""
-    children = client.get_children("/config/changes")
-    for start in range(0, len(children), 2000):
-        transaction = client.transaction()
-        for child in children[start:start + 2000]:
-            transaction.delete(f"/config/changes/{child}")
-        transaction.commit()
 
 
 def run_apply(client: KazooClient, plan: Plan) -> float:

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import free_port, load_average, machine
+from _harness import load_average, local_zookeeper, machine, purge_notifications
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
@@ -25,14 +25,6 @@ from kazoo.security import OPEN_ACL_UNSAFE
 
 from reconciler.zk import txn
 from reconciler.zk.layout import encode_entity_config, notification_for
-
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "local-zookeeper.sh"
-
-
-def zookeeper(command: str, directory: Path, port: int | None = None) -> None:
-    args = ["bash", str(SCRIPT), command, "--dir", str(directory)] + (["--port", str(port)] if port else [])
-    subprocess.run(args, capture_output=True, text=True, timeout=120, check=command == "start")
 
 
 def ops_for(names: list[str], value: int) -> list[txn.Op]:
@@ -53,9 +45,7 @@ def live_heap(directory: Path) -> int:
 
 
 def one_size(batch_bytes: int, multis: int) -> str:
-    with tempfile.TemporaryDirectory(prefix="bench-zk-heap-") as tmp:
-        port = free_port()
-        zookeeper("start", Path(tmp), port)
+    with tempfile.TemporaryDirectory(prefix="bench-zk-heap-") as tmp, local_zookeeper(Path(tmp)) as port:
         client = KazooClient(hosts=f"127.0.0.1:{port}", timeout=10)
         try:
             client.start(timeout=15)
@@ -76,12 +66,7 @@ def one_size(batch_bytes: int, multis: int) -> str:
                     result.get(timeout=60)
                     sent += 1
                     if number % 50 == 49:
-                        children = client.get_children("/config/changes")
-                        for at in range(0, len(children), 2000):
-                            purge = client.transaction()
-                            for child in children[at:at + 2000]:
-                                purge.delete(f"/config/changes/{child}")
-                            purge.commit()
+                        purge_notifications(client)
             except (KazooException, KazooTimeoutError) as exc:
                 return (f"  {request:9,d} B a multi ({len(names)} entities): unresponsive after {sent} multis "
                         f"({type(exc).__name__}, {time.perf_counter() - start:.1f} s)")
@@ -91,7 +76,6 @@ def one_size(batch_bytes: int, multis: int) -> str:
         finally:
             client.stop()
             client.close()
-            zookeeper("stop", Path(tmp))
 
 
 def main() -> None:
