@@ -129,13 +129,14 @@ class Written:
 
 @dataclass(frozen=True, slots=True)
 class Interruption:
-    """What an interrupted apply committed, what it did not, and the batch whose outcome is unknown (only when
-    a second signal ended the wait for its reply)."""
+    """What an interrupted apply committed, what it did not, and the batches whose outcome is unknown (only when
+    a second signal ended the wait for their replies and ZooKeeper did not say in time which committed)."""
 
     total_batches: int
     committed: Written
     not_committed: Written
-    in_flight: Written | None = None  # that batch: committed entirely or not at all, not known which
+    # those batches (from committed.batches + 1): each committed entirely or not at all, a prefix of them
+    in_flight: Written | None = None
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -144,7 +145,7 @@ class Interruption:
             "notCommitted": self.not_committed.summary(),
         }
         if self.in_flight is not None:
-            out["unknown"] = {**self.in_flight.summary(), "batch": self.committed.batches + 1}
+            out["unknown"] = {**self.in_flight.summary(), "batch": self.committed.batches + 1}  # the first
         return out
 
 

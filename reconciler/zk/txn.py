@@ -1,10 +1,10 @@
-"""ZooKeeper multi-transactions for apply: operations, byte-bounded batches, commit with safe retries.
+"""ZooKeeper multi-transactions for apply: operations, byte-bounded batches, their requests and results.
 
-kazoo's `commit()` reports a failed multi as exception objects inside the result list (the failing op's
-error, `RolledBackError`/`RuntimeInconsistency` for the others) instead of raising: every result is
-inspected. A version conflict is never retried. A lost connection is: after reconnecting, the batch's
-first written znode is read back to learn whether the multi committed, and it is re-sent only if not.
-Parents are created before, outside the multis, with empty data and Kafka's ACLs (like createRecursive).
+A failed multi is reported as exception objects inside the result list (the failing op's error,
+`RolledBackError`/`RuntimeInconsistency` for the others) rather than raised: every result is inspected
+(`check_results`). A version conflict is never retried; a lost connection is (`pipeline.py`, which sends
+the batches). Parents are created before, outside the multis, with empty data and Kafka's ACLs (like
+createRecursive).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from kazoo.exceptions import (
     BadVersionError,
     ConnectionLoss,
     InvalidACLError,
-    KazooException,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
@@ -47,7 +46,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 
 from reconciler.errors import ConflictError, ReconcilerError
 from reconciler.zk.bulkread import read_all
-from reconciler.zk.layout import CONTROLLER_PATH, default_acls
+from reconciler.zk.layout import default_acls
 from reconciler.zk.session import ZooKeeperError, kazoo_acls, where
 
 log = logging.getLogger(__name__)
@@ -135,11 +134,16 @@ def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
     normalised and our arguments typed. A path that normalisation would change still goes through kazoo's.
     The reply is read as kazoo's `Transaction.deserialize` reads it, keeping only each op's error (`Multi`).
     """
+    results: list[Any] = submit(client, ops).get(timeout=COMMIT_TIMEOUT_S)
+    return results
+
+
+def submit(client: KazooClient, ops: Sequence[Op]) -> Any:
+    """Queue one multi (`send`'s request) on the session; its reply, kazoo's AsyncResult, comes later."""
     request = ops.request if isinstance(ops, Batch) and ops.request is not None else Multi(client, ops)
     result = client.handler.async_result()
     client._call(request, result)
-    results: list[Any] = result.get(timeout=COMMIT_TIMEOUT_S)
-    return results
+    return result
 
 
 class Batch(list[Op]):
@@ -227,57 +231,26 @@ def _normal(path: str) -> bool:
     return path.startswith("/") and "//" not in path and "/." not in path and not path.endswith("/")
 
 
-def commit(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> None:
-    """Commit batch `number` of `total`; ConflictError / ZooKeeperError say that none of it was written."""
-    for attempt in range(1, COMMIT_ATTEMPTS + 1):
-        try:
-            results = send(client, ops)
-        except AMBIGUOUS as exc:
-            log.warning("batch %d/%d: %r during commit (attempt %d); checking whether it committed",
-                        number, total, exc, attempt)
-            state = _probe(client, ops, number, total)
-            if state == "committed":
-                return
-            if state == "conflict":
-                raise ConflictError(
-                    f"stale plan: {where(client, probe_op(ops).path)} changed while batch {number}/{total} "
-                    "was being retried after a lost connection; nothing of that batch was written"
-                    f"{_earlier(number)}; run `reconciler plan` again"
-                ) from exc
-            continue  # verified not committed: sending it again cannot double anything
-        except KazooException as exc:  # refused as a whole (a multi is atomic)
-            raise ZooKeeperError(
-                f"ZooKeeper refused batch {number}/{total} ({type(exc).__name__}); nothing of it was written"
-                f"{_earlier(number)}"
-            ) from exc
-        check_results(client, ops, results, number, total)
-        return
-    raise ZooKeeperError(
-        f"batch {number}/{total}: the ZooKeeper connection dropped {COMMIT_ATTEMPTS} times during the "
-        "commit; each time it was verified not committed, so nothing of it was written"
-        f"{_earlier(number)}. Check the connection and apply again (if it repeats, lower max_batch_bytes: "
-        "the request may exceed the server's jute.maxbuffer)"
-    )
-
-
-def probe_op(ops: Sequence[Op]) -> Op:
-    """The op whose znode tells whether a batch committed: a data write or create, else a delete."""
+def probe_op(ops: Sequence[Op], lock: str) -> Op:
+    """The op whose znode tells whether a batch committed: a data write or create, else a delete (never the
+    apply lock's own node, which every batch sets)."""
     for op in ops:
-        if op.kind in ("set", "create") and not op.sequential:
+        if op.kind in ("set", "create") and not op.sequential and op.path != lock:
             return op
     return next(op for op in ops if op.kind == "delete")
 
 
-def _probe(client: KazooClient, ops: Sequence[Op], number: int, total: int) -> str:
-    """"committed", "not committed" or "conflict", read after reconnecting (a new session is fine)."""
-    op = probe_op(ops)
+def probe(client: KazooClient, ops: Sequence[Op], number: int, total: int, lock: str) -> str:
+    """"committed", "not committed" or "conflict", read after reconnecting (a new session is fine): for when
+    the lock node, whose version counts the batches committed (`pipeline`), is gone."""
+    op = probe_op(ops, lock)
     retry = KazooRetry(max_tries=10, delay=0.2, backoff=2, max_delay=3.0, ignore_expire=True)
     try:
         item = retry(_get_or_none, client, op.path)
     except (RetryFailedError, *AMBIGUOUS) as exc:
         raise ZooKeeperError(
             f"batch {number}/{total}: lost the ZooKeeper connection during the commit and could not "
-            f"reconnect to check whether it committed{_earlier(number)}; run `reconciler plan` when "
+            f"reconnect to check whether it committed{earlier(number)}; run `reconciler plan` when "
             "ZooKeeper is reachable again: it shows what is left to do"
         ) from exc
     if op.kind == "delete":
@@ -302,23 +275,28 @@ def _get_or_none(client: KazooClient, path: str) -> tuple[bytes, Any] | None:
 
 
 def check_results(
-    client: KazooClient, ops: Sequence[Op], results: list[Any], number: int, total: int
+    client: KazooClient, ops: Sequence[Op], results: list[Any], number: int, total: int, lock: str
 ) -> None:
+    """Raise for a multi that did not commit, naming its cause (`lock`: the apply lock's node)."""
     if len(results) != len(ops):
         raise ZooKeeperError(f"batch {number}/{total}: {len(results)} results for {len(ops)} operations")
     failed = [(op, r) for op, r in zip(ops, results, strict=True) if isinstance(r, Exception)]
     if not failed:
         return
     op, exc = next(((o, r) for o, r in failed if not isinstance(r, _NOT_THE_CAUSE)), failed[0])
-    suffix = f"nothing of batch {number}/{total} was written{_earlier(number)}"
+    suffix = f"nothing of batch {number}/{total} was written{earlier(number)}"
     if isinstance(exc, NoAuthError | InvalidACLError):
         raise auth_error(client, op.path, exc, suffix)
     name = where(client, op.path)
-    if op.kind == "check" and op.path != CONTROLLER_PATH:  # the apply lock's own ephemeral node
+    if op.path == lock and isinstance(exc, NoNodeError):
         raise ZooKeeperError(
             f"the apply lock {name} is gone: the ZooKeeper session expired (or the node was deleted), so "
             f"another apply may hold the lock now; {suffix}. Run `reconciler plan` and apply again"
         )
+    if op.path == lock:  # its version counts this apply's batches: only this apply writes it
+        raise ZooKeeperError(f"the apply lock {name} was written by someone else during the apply (version "
+                             f"{_version(client, op.path)}, expected {op.version}); {suffix}. Run `reconciler "
+                             "plan` and apply again")
     if op.kind == "check":
         reason = f"the controller {name} changed since apply started (a re-election or a KRaft migration)"
     elif isinstance(exc, BadVersionError):
@@ -342,7 +320,7 @@ def _version(client: KazooClient, path: str) -> str:
     return "absent" if stat is None else str(stat.version)
 
 
-def _earlier(number: int) -> str:
+def earlier(number: int) -> str:
     return "" if number == 1 else f" (batches 1-{number - 1} are committed and correct)"
 
 

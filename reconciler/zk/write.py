@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -69,6 +70,7 @@ from reconciler.zk.layout import (
     topic_path,
 )
 from reconciler.zk.lock import Notify, cluster_lock, default_lock_wait, refuse_kraft
+from reconciler.zk.pipeline import Pipeline, lock_op
 from reconciler.zk.session import ZooKeeperError, where
 from reconciler.zk.txn import Group, Op
 
@@ -172,8 +174,8 @@ def _apply(
     # the lock's parent and the audit trail's, checked in the same pipelined round (write_audit would
     # otherwise create the latter on the first apply, after a failed create)
     txn.ensure_paths(client, [*txn.ancestors(f"{root}/lock/-"), f"{root}/{AUDIT_NODE}"], acls)
-    with cluster_lock(client, f"{root}/lock", claim(audit.user, plan.plan_id, audit.time),
-                      options.lock_timeout_s, plan.cluster, notify) as lock:
+    holder = claim(audit.user, plan.plan_id, audit.time)
+    with cluster_lock(client, f"{root}/lock", holder, options.lock_timeout_s, plan.cluster, notify) as lock:
         lock_node = lock.node
         if lock.taken_over:  # recorded in this apply's audit entry, whatever its outcome
             audit = replace(audit, lock_takeovers=lock.taken_over)
@@ -182,13 +184,14 @@ def _apply(
             groups = builder.build(read_all(client, builder.paths(), txn.READ_TIMEOUT_S))
             txn.ensure_paths(client, txn.missing_parents(groups), acls)
             # Kafka's KAFKA-16539 guard: the write fails if the controller changed (e.g. a KRaft migration);
-            # and it fails if our lock node is gone (session expired), so no batch commits without the lock
-            prefix = [] if version is None else [Op("check", CONTROLLER_PATH, version=version)]
-            prefix.append(Op("check", lock_node, version=0))
-            budget = options.max_batch_bytes - txn.size(prefix, client) - txn.MULTI_END
+            # and the lock node's link (`pipeline.lock_op`): no batch commits without the lock (its session
+            # expired), nor after a batch that did not commit
+            check = [] if version is None else [Op("check", CONTROLLER_PATH, version=version)]
+            prefix = _Prefix(check, lock_node, holder)
+            budget = options.max_batch_bytes - txn.size(prefix(1), client) - txn.MULTI_END
             batches = txn.pack(groups, budget, client)
         except (KeyboardInterrupt, Interrupted) as exc:  # before any batch: nothing of the plan was written
-            report = _interrupted(client, root, audit, plan, done, acls, audit_log, [], None, exc)
+            report = _interrupted(client, root, audit, plan, done, acls, audit_log, [], (), exc)
             if isinstance(exc, Interrupted):  # a stop request at a safe point (reconcile skips the cluster)
                 raise Interrupted(report.message) from None
             raise report from None
@@ -202,7 +205,7 @@ def _apply(
                 _commit_batches(client, prefix, batches, done, stop, progress, len(groups))
             except _Stopped as stopped:
                 raise _interrupted(client, root, audit, plan, done, acls, audit_log, batches, stopped.in_flight,
-                                   stopped.signal) from None
+                                   stopped.signal, stopped.deadline) from None
             except BaseException as exc:
                 record_failure(client, root, audit, plan, done, exc, acls, audit_log)
                 raise
@@ -211,43 +214,80 @@ def _apply(
             return write_audit(client, root, record, acls, audit_log)
 
 
-class _Stopped(Exception):
-    """The batches stopped on a signal: between two (`in_flight` None), or during one (a second signal)."""
+class _Prefix:
+    """The ops every batch starts with: the controller's check and the batch's link in the lock chain."""
 
-    def __init__(self, in_flight: Sequence[Group] | None, signal: BaseException | None) -> None:
+    def __init__(self, check: Sequence[Op], lock_node: str, claim: bytes) -> None:
+        self.check, self.lock_node, self.claim = list(check), lock_node, claim
+
+    def __call__(self, number: int) -> list[Op]:
+        return [*self.check, lock_op(self.lock_node, self.claim, number)]
+
+
+class _Stopped(Exception):
+    """The batches stopped on a signal: between two (`in_flight` empty), or during some (a second signal, which
+    gives ZooKeeper until `deadline`, time.monotonic(), to say what committed and take the audit entry)."""
+
+    def __init__(self, in_flight: Sequence[Sequence[Group]], signal: BaseException | None,
+                 deadline: float | None = None) -> None:
         super().__init__("stopped")
-        self.in_flight, self.signal = in_flight, signal
+        self.in_flight, self.signal, self.deadline = in_flight, signal, deadline
 
 
 def _commit_batches(
-    client: KazooClient, prefix: Sequence[Op], batches: Sequence[Sequence[Group]], done: Written,
+    client: KazooClient, prefix: _Prefix, batches: Sequence[Sequence[Group]], done: Written,
     stop: Callable[[], bool] | None, progress: Callable[[int, int], None] | None, units: int,
 ) -> None:
-    """Commit the batches in order, counting each into `done` once its reply says it committed; `stop()` is
-    asked before each."""
-    in_flight: Sequence[Group] | None = None
+    """Commit the batches in order, up to `pipeline.WINDOW` on their way at once, counting each into `done`
+    once ZooKeeper says it committed; `stop()` is asked before each is sent. On a stop, the batches already
+    sent are awaited; on a second signal (KeyboardInterrupt) they are handed to `_interrupted` to settle."""
+    pipe = Pipeline(client, prefix.lock_node, len(batches))
     ahead = _Ahead(client, prefix, batches)
+    sent, stopping = 0, False
     try:
-        for number, batch in enumerate(batches, 1):
-            if stop is not None and stop():
-                raise _Stopped(None, None)
-            ops = ahead.take(number)
-            in_flight = batch
-            txn.commit(client, ops, number, len(batches))
-            done.add(batch)
-            in_flight = None
+        while done.batches < sent or (sent < len(batches) and not stopping):
+            while sent < len(batches) and not stopping and pipe.room():
+                if stop is not None and stop():
+                    stopping = True
+                    break
+                pipe.submit(sent + 1, ahead.take(sent + 1))
+                sent += 1
+            if done.batches == sent:
+                break
+            for _ in range(pipe.wait()):
+                done.add(batches[done.batches])
             if progress is not None:
-                progress(sum(len(b) for b in batches[:number]), units)
-    except KeyboardInterrupt as exc:  # a second signal while a batch was on its way
-        raise _Stopped(in_flight, exc) from None
+                progress(sum(len(b) for b in batches[:done.batches]), units)
+    except KeyboardInterrupt as exc:  # a second signal while batches were on their way
+        deadline = time.monotonic() + SIGNAL_AUDIT_TIMEOUT_S
+        raise _Stopped(_settle(pipe, batches, done, deadline), exc, deadline) from None
+    if stopping:
+        raise _Stopped((), None)
+
+
+def _settle(
+    pipe: Pipeline, batches: Sequence[Sequence[Group]], done: Written, deadline: float
+) -> Sequence[Sequence[Group]]:
+    """After a second signal: the lock node's version, asked within the same bounded wait as the audit entry,
+    says which of the batches in flight committed (counted into `done`); those it cannot tell about are
+    returned."""
+    numbers = pipe.numbers()
+    if not numbers:
+        return ()
+    committed = pipe.settle(max(deadline - time.monotonic(), 0.0))
+    if committed is None:
+        return batches[numbers[0] - 1:numbers[-1]]
+    for _ in range(committed):
+        done.add(batches[done.batches])
+    return ()
 
 
 class _Ahead:
-    """Each batch's request serialized on a worker thread while the batch before it is on its way: the main
-    thread only waits for ZooKeeper then (~1 ms a 64 KiB batch, ~8 ms a 512 KiB one). A failure to serialize
-    surfaces when that batch's turn comes, before it is sent."""
+    """Each batch's request serialized on a worker thread while the batches before it are on their way: the
+    main thread only sends and waits for ZooKeeper (~1 ms a 64 KiB batch). A failure to serialize surfaces
+    when that batch's turn comes, before it is sent."""
 
-    def __init__(self, client: KazooClient, prefix: Sequence[Op], batches: Sequence[Sequence[Group]]) -> None:
+    def __init__(self, client: KazooClient, prefix: _Prefix, batches: Sequence[Sequence[Group]]) -> None:
         self.client, self.prefix, self.batches = client, prefix, batches
         self.worker: threading.Thread | None = None
         self.ready: txn.Batch | BaseException | None = None
@@ -270,31 +310,32 @@ class _Ahead:
 
     def _prepare(self, number: int) -> None:
         try:
-            self.ready = txn.prepare(self.client, [*self.prefix, *(op for g in self.batches[number - 1]
-                                                                   for op in g.ops)])
+            self.ready = txn.prepare(self.client, [*self.prefix(number), *(op for g in self.batches[number - 1]
+                                                                            for op in g.ops)])
         except BaseException as exc:  # handed to the main thread, raised there before the batch is sent
             self.ready = exc
 
 
-SIGNAL_AUDIT_TIMEOUT_S = 5.0  # after a signal that ends the apply at once, the audit entry's wait for ZooKeeper
+# after a signal that ends the apply at once, ZooKeeper's time to say what committed and take the audit entry
+SIGNAL_AUDIT_TIMEOUT_S = 5.0
 
 
 def _interrupted(
     client: KazooClient, root: str, audit: AuditInfo, plan: Plan, done: Written, acls: txn.Acls,
-    audit_log: Path | None, batches: Sequence[Sequence[Group]], in_flight: Sequence[Group] | None,
-    signal: BaseException | None = None,
+    audit_log: Path | None, batches: Sequence[Sequence[Group]], in_flight: Sequence[Sequence[Group]],
+    signal: BaseException | None = None, deadline: float | None = None,
 ) -> ApplyInterrupted:
-    """Audit an interrupted apply (result "interrupted", what was and was not committed) and say the same to
-    the operator, with the command to run next."""
-    pending = list(batches[done.batches:])
-    unknown = Written.of([in_flight]) if in_flight is not None else None
-    if in_flight is not None:
-        pending = pending[1:]
+    """Audit an interrupted apply (result "interrupted", what was, was not, and may have been committed) and say
+    the same to the operator, with the command to run next."""
+    pending = list(batches[done.batches + len(in_flight):])
+    unknown = Written.of(in_flight) if in_flight else None
     left = Written.of(pending) if batches else _whole(plan)
     interruption = Interruption(len(batches), done, left, unknown)
-    hurried = isinstance(signal, KeyboardInterrupt)  # the operator wants out now: ZooKeeper gets a bounded wait
+    timeout_s = None
+    if isinstance(signal, KeyboardInterrupt):  # the operator wants out now: ZooKeeper gets a bounded wait
+        timeout_s = SIGNAL_AUDIT_TIMEOUT_S if deadline is None else max(deadline - time.monotonic(), 0.5)
     entry = record_failure(client, root, audit, plan, done, None, acls, audit_log, interruption,
-                           timeout_s=SIGNAL_AUDIT_TIMEOUT_S if hurried else None)
+                           timeout_s=timeout_s)
     return ApplyInterrupted(interruption_message(plan.cluster, interruption, where(client, entry) if entry else None,
                                                  audit_log))
 
@@ -320,12 +361,16 @@ def interruption_message(cluster: str, i: Interruption, entry: str | None, audit
                 f"{i.committed.batches + 1} of {total} (each batch is one ZooKeeper transaction: all of it "
                 "committed or none)")
     else:
-        head = (f"cluster {cluster}: apply ended by a second signal while batch {i.committed.batches + 1} of "
-                f"{total} was being committed")
+        first, last = i.committed.batches + 1, i.committed.batches + i.in_flight.batches
+        being = f"batch {first} of {total} was" if first == last else f"batches {first}-{last} of {total} were"
+        head = f"cluster {cluster}: apply ended by a second signal while {being} being committed"
     done, left = i.committed.batches, i.not_committed.batches
     lines = [head, _line(f"committed ({_batches(1, done, total)})", i.committed, ("created", "added", "written"))]
     if i.in_flight is not None:
-        lines.append(_line(f"unknown (batch {done + 1} of {total}: committed entirely or not at all)", i.in_flight))
+        unsure = i.in_flight.batches
+        what = ("committed entirely or not at all" if unsure == 1 else
+                "each committed entirely or not at all, and none after one that did not")
+        lines.append(_line(f"unknown ({_batches(done + 1, done + unsure, total)}: {what})", i.in_flight))
     first_left = total - left + 1
     what = f"not committed ({_batches(first_left, total, total)})" if total else "not committed (the whole plan)"
     lines.append(_line(what, i.not_committed, ("to create", "to add", "to write")))

@@ -40,7 +40,7 @@ SESSION_TIMEOUT_S = 4
 LOCK_GONE = re.compile(
     r"error: the apply lock /t-\w+/reconciler/lock/\w+__lock__\d+ is gone: the ZooKeeper session expired "
     r"\(or the node was deleted\), so another apply may hold the lock now; nothing of batch (\d+)/\d+ was "
-    r"written( \(batches 1-\d+ are committed and correct\))?\. Run `reconciler plan` and apply again"
+    r"written( \(batches 1-(\d+) are committed and correct\))?\. Run `reconciler plan` and apply again"
 )
 
 pytestmark = pytest.mark.timeout(120)  # a safety net: each process inside has its own timeout
@@ -151,8 +151,11 @@ def test_apply_survives_a_lost_connection(
 def test_expired_session_stops_apply_without_the_lock(
     pause: str, repo: Path, zk_server: ZkServer, zk_client: KazooClient
 ) -> None:
-    """The session (and the lock node with it) expires before batch 20: kazoo silently opens a new session,
-    but every batch checks the lock node in its multi, so nothing more is written; the re-run finishes."""
+    """The session (and the lock node with it) expires before batch 20 is sent: kazoo silently opens a new
+    session, but every batch sets the lock node (at the version the batch before it left) in its multi, so
+    nothing more is written; the re-run finishes. Up to four batches are on their way at once (16 had
+    committed before 20 could be sent), so the first batch refused is one of 17-20 (17-21 with "after"),
+    and the report and the audit entry count exactly the batches before it."""
     proc, session_file = paused(repo, ["apply", "--auto-approve"], pause)
     expire(zk_server, session_file)
     assert zk_client.get_children("/reconciler/lock") == []  # the lock died with the session
@@ -161,11 +164,15 @@ def test_expired_session_stops_apply_without_the_lock(
     run = proc.finish(60)
     assert run.code == 1, run
     match = LOCK_GONE.fullmatch(run.stderr.rstrip().splitlines()[-1])
-    assert match and match.group(1) in (["20"] if pause == "multi:20" else ["20", "21"]), run
+    assert match, run
+    refused = int(match.group(1))
+    assert 17 <= refused <= (20 if pause == "multi:20" else 21), run
+    assert match.group(3) == str(refused - 1), run
     assert changed_topics(zk_client) == done  # nothing after the expiry
     record = json.loads((repo / "audit.jsonl").read_text().splitlines()[-1])
     assert record["result"] == "failed: ZooKeeperError"
     assert record["counts"]["entitiesWritten"] == len(done)
+    assert record["counts"]["batches"] == refused - 1  # every batch before the one refused committed
     converge(repo, zk_client)
 
 
