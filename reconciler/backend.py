@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reconciler.diff.config import SCRAM_KEYS
+from reconciler.catalog import SCRAM_KEYS
 from reconciler.errors import Diagnostic
 from reconciler.model import (
     ENTITY_TYPES,
@@ -38,9 +38,9 @@ from reconciler.model import (
     Secret,
 )
 from reconciler.plan import Change, Plan
-from reconciler.reassign.outcome import Outcome
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (reassign's package loads its planner: an apply without replica moves does not need it)
+    from reconciler.reassign.outcome import Outcome
     from reconciler.secrets.compare import SecretComparison, TrustedSecret
 
 ReadProgress = Callable[[int, int], None]

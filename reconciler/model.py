@@ -584,6 +584,16 @@ RedactedState = Literal["changed", "unchanged", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
+class SecretState:
+    """Whether a live password equals the desired one; computed by an adapter that decodes live passwords, read
+    by the diff."""
+
+    state: RedactedState  # "changed" | "unchanged" | "unknown"
+    reencode: bool = False  # unchanged but stored with the old secret / undecodable -> re-encode
+    rotation: bool = False  # stored with passwordEncoder.oldSecret: re-encoding it rotates the encoder secret
+
+
+@dataclass(frozen=True, slots=True)
 class Redacted:
     """How a sensitive value appears in plans and output: only whether it changes."""
 

@@ -639,7 +639,7 @@ def plan_from_json(text: str) -> Plan:
     return plan_from_dict(json.loads(text))
 
 
-def plans_from_json(text: str, parsed: Any = None) -> list[Plan]:
+def plans_from_json(text: str | bytes, parsed: Any = None) -> list[Plan]:
     """Read a plan file (the JSON renderer's output: {"formatVersion", "plans": [...]}, or one plan); `parsed`:
     `text` already parsed (and checked against the plan-file schema: `manifests.planfile.read_plans`).
 

@@ -17,16 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from reconciler.catalog import Catalog, load_catalog
+from reconciler.catalog import SCRAM_KEYS, Catalog, load_catalog
 from reconciler.diff.acls import plan_acls
-from reconciler.diff.config import SCRAM_KEYS, Comparer, ConfigDiffer, SecretState
+from reconciler.diff.config import Comparer, ConfigDiffer
 from reconciler.diff.topics import plan_deletions, plan_topics
 from reconciler.errors import Diagnostic
-from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SourceRef
+from reconciler.model import DesiredState, DesiredValue, EntityRef, LiveEntity, LiveState, SecretState, SourceRef
 from reconciler.plan import EntityPlan, Plan
 from reconciler.reassign import plan_reassignment
 
-__all__ = ["SecretState", "build_plan", "entity_sort_key"]
+__all__ = ["build_plan", "entity_sort_key"]
 
 QUOTA_TYPES = frozenset({"clients", "users", "ips"})
 PRUNABLE_TYPES = frozenset({"brokers", "clients", "users", "ips", "groups", "client-metrics"})

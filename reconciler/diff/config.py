@@ -12,32 +12,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from reconciler import values
-from reconciler.catalog import Catalog, ConfigKey
+from reconciler.catalog import SCRAM_KEYS, Catalog, ConfigKey
 from reconciler.errors import Diagnostic
 from reconciler.model import (
     KRAFT_ENTITY_TYPES,
     REPLICATION_THROTTLE_KEYS,
     DesiredValue,
     EntityRef,
-    RedactedState,
     SecretRef,
+    SecretState,
     SourceRef,
 )
 from reconciler.plan import Change
 
-# SCRAM credentials share the users/<user> znode with quotas. A user's credentials are managed only when
-# its `scramUsers:` entry declares one (then an undeclared mechanism is removed); removing them because only a
-# quota was declared would lock the user out.
-SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
-
-
-@dataclass(frozen=True, slots=True)
-class SecretState:
-    """Whether a live password equals the desired one; computed by an adapter that decodes live passwords."""
-
-    state: RedactedState  # "changed" | "unchanged" | "unknown"
-    reencode: bool = False  # unchanged but stored with the old secret / undecodable -> re-encode
-    rotation: bool = False  # stored with passwordEncoder.oldSecret: re-encoding it rotates the encoder secret
+# SCRAM credentials share the users/<user> znode with quotas (SCRAM_KEYS). A user's credentials are managed
+# only when its `scramUsers:` entry declares one (then an undeclared mechanism is removed); removing them because
+# only a quota was declared would lock the user out.
 
 
 class Comparer:

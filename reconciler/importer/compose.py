@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.catalog import Catalog, ConfigKey
+from reconciler.catalog import SCRAM_KEYS, Catalog, ConfigKey
 from reconciler.importer.acls import acls_doc
 from reconciler.importer.kafka4 import kafka4_files
 from reconciler.importer.listeners import compile_listeners
@@ -25,7 +25,6 @@ from reconciler.units import parse_int, parse_number
 from reconciler.values import canonical, to_kafka_string
 
 API = "reconciler/v1"
-SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 _INTEGER = re.compile(r"-?[0-9]+")
 _DOUBLE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE]-?[0-9]+)?")
 

@@ -22,9 +22,8 @@ import secrets as random
 from pathlib import Path
 from typing import Any
 
-from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
-from reconciler.model import DesiredState, EntityRef, LiveState, Secret, SecretRef, SourceRef
+from reconciler.model import DesiredState, EntityRef, LiveState, Secret, SecretRef, SecretState, SourceRef
 from reconciler.secrets.compare import Encoders, SecretComparison, TrustedSecret, cluster_encoders, desired_plaintext
 from reconciler.secrets.fingerprint import password_key, reference_fingerprint
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.plan import Change, Plan
-from reconciler.render import reassignment as moves
 from reconciler.render.common import (
     acl_lines,
     acl_note,
@@ -119,6 +118,8 @@ def _plan(out: _Out, plan: Plan, several: bool) -> None:
 
 def _reassignment(out: _Out, plan: Plan) -> None:
     """The replica moves: the headline, the bytes per broker, the throttle, then each move."""
+    from reconciler.render import reassignment as moves  # with reassign's planner: only plans that move replicas
+
     r = plan.reassignment
     assert r is not None
     out.add(f"  ~ reassignment: {moves.headline(r)}", _OP_STYLE["~"])

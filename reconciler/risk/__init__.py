@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from reconciler.catalog import Catalog, load_catalog
+from reconciler.catalog import SCRAM_KEYS, Catalog, load_catalog
 from reconciler.model import RISK_ORDER, ChangeOp, DesiredState, EntityRef, LiveState, RedactedState, Risk
 from reconciler.plan import Change, EntityPlan, Plan, TopicCreate
 from reconciler.risk.acls import rate_acl_plan
@@ -397,7 +397,6 @@ def fired_rules(key: str, before: str | None, after: str | None, *, topic: bool,
 _Memo = dict[tuple[Any, ...], tuple[Risk, tuple[str, ...]]]
 
 
-_SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})  # ScramMechanism names (users/<user> credentials)
 
 
 def scram_risk(user: str, key: str, op: ChangeOp, redacted: RedactedState | None) -> tuple[Risk, tuple[str, ...]]:
@@ -416,7 +415,7 @@ def scram_risk(user: str, key: str, op: ChangeOp, redacted: RedactedState | None
 
 
 def _rate(ctx: RiskContext, ref: EntityRef, change: Change, memo: _Memo) -> Change:
-    if change.sensitive and ref.entity_type == "users" and ref.client is None and change.key in _SCRAM_KEYS:
+    if change.sensitive and ref.entity_type == "users" and ref.client is None and change.key in SCRAM_KEYS:
         risk, reasons = scram_risk(ref.name, change.key, change.op, change.redacted)
         return change if (risk, reasons) == (change.risk, change.reasons) else replace(change, risk=risk,
                                                                                        reasons=reasons)

@@ -6,13 +6,12 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from reconciler.catalog import Catalog
+from reconciler.catalog import SCRAM_KEYS, Catalog  # ScramMechanism.mechanismName of each
 from reconciler.errors import Diagnostic
 from reconciler.model import DEFAULT_ENTITY, DesiredState, DesiredValue, EntityRef, SecretRef, SourceRef, sanitize
 from reconciler.units import unit_hint
 from reconciler.values import problem, shown
 
-SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")  # ScramMechanism.mechanismName of each
 # ScramMechanism.minIterations / maxIterations (both mechanisms): the brokers' ScramSaslServer refuses a
 # credential with fewer iterations at login; ZkAdminManager.alterUserScramCredentials refuses more than 16384.
 SCRAM_MIN_ITERATIONS = 4096

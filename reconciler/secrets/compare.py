@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from reconciler.diff.config import SecretState
 from reconciler.errors import SecretError
 from reconciler.model import (
     DEFAULT_ENTITY,
@@ -24,6 +23,7 @@ from reconciler.model import (
     LiveState,
     Secret,
     SecretRef,
+    SecretState,
     SourceRef,
 )
 from reconciler.secrets.encoder import EncoderParams, EncodingBoundsError, decode, try_decode

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from reconciler.catalog import SCRAM_KEYS
 from reconciler.model import DEFAULT_ENTITY, EntityRef
 from reconciler.plan import Plan
 
@@ -28,7 +29,6 @@ DELETED = "deleted"  # a topic's layout key: the topic must no longer be reporte
 
 # SCRAM credentials in users/<user> (ScramMechanism names): DescribeUserScramCredentials reports each user's
 # mechanisms with their iterations (never a key or salt); the expectation's value is the iteration count.
-SCRAM_KEYS = frozenset({"SCRAM-SHA-256", "SCRAM-SHA-512"})
 
 # Config resources of Kafka 4.x (KRaft): our entity type -> (the ConfigResource.Type name, the source a key set
 # on one is reported from). DescribeConfigs answers for a group id / subscription name.

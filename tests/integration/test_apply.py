@@ -20,7 +20,6 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from kazoo.client import KazooClient
 
 from reconciler.diff import build_plan
-from reconciler.diff.config import SecretState
 from reconciler.errors import has_errors
 from reconciler.model import (
     ClusterSpec,
@@ -32,6 +31,7 @@ from reconciler.model import (
     Policy,
     Secret,
     SecretRef,
+    SecretState,
     ZooKeeperSpec,
 )
 from reconciler.plan import Plan

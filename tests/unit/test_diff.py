@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.diff import SecretState, build_plan
+from reconciler.diff import build_plan
 from reconciler.model import (
     DEFAULT_ENTITY,
     BrokerRegistration,
@@ -25,6 +25,7 @@ from reconciler.model import (
     LiveTopic,
     Policy,
     SecretRef,
+    SecretState,
     SourceRef,
     ZooKeeperSpec,
 )

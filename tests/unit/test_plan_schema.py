@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -153,3 +154,20 @@ def test_a_mutated_plan_file_is_shown_or_refused_in_one_line_never_a_traceback(
     if code == 1:
         assert out == "" and len(err.strip().splitlines()) == 1, err
         assert "cannot read plan file" in err
+
+
+@pytest.mark.parametrize("damage", [b"\xc3(", b"\xff\xfe", b"\xed\xa0\x80"])  # cut sequence, UTF-16 BOM, surrogate
+def test_a_plan_file_that_is_not_utf8_is_refused_naming_the_byte(
+    damage: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file is handed to the parser as bytes (no decoding first): bytes that are not UTF-8 are still refused
+    in one line, with the offending byte and where it is."""
+    text = render_plan_file(sample_plans()).encode("utf-8")
+    at = text.index(b'"cluster"') + len(b'"cluster": "')
+    path = tmp_path / "plan.json"
+    path.write_bytes(text[:at] + damage + text[at:])
+    capsys.readouterr()
+    assert run(["--no-color", "show", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"cannot read plan file {path}: not valid UTF-8 (byte 0x{damage[0]:02x} at offset {at})" in err, err

@@ -15,11 +15,10 @@ import pytest
 
 from reconciler.backend import read_types
 from reconciler.diff import build_plan
-from reconciler.diff.config import SecretState
 from reconciler.errors import Diagnostic
 from reconciler.manifests.planfile import read_plans, schema_problem
 from reconciler.manifests.validate import load_and_validate
-from reconciler.model import EntityRef, LiveEntity, LiveState, Secret, SecretRef
+from reconciler.model import EntityRef, LiveEntity, LiveState, Secret, SecretRef, SecretState
 from reconciler.plan import plan_from_json, plan_to_json
 from reconciler.risk import annotate, scram_risk
 from reconciler.secrets import scram
