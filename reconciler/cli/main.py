@@ -84,9 +84,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     if first and interrupt_deferred():
         # os.write: a handler must not re-enter the stderr stream the main thread may be writing (fixed text)
         with suppress(OSError):
-            os.write(2, f"received {signal.Signals(signum).name}: stopping after the batch being committed (its "
-                        "reply is awaited, then what was committed is reported); a second signal ends at once, "
-                        "leaving that batch's outcome unknown\n".encode())
+            os.write(2, f"received {signal.Signals(signum).name}: stopping after the batches being committed "
+                        "(their replies are awaited, then what was committed is reported); a second signal ends "
+                        "the wait\n".encode())
         return
     raise KeyboardInterrupt
 

@@ -209,7 +209,7 @@ def test_sigint_mid_apply_reports_and_audits_what_zookeeper_holds(
     proc.proc.send_signal(signal.SIGINT)  # served when it resumes, while batch `batch` is on its way
     proc.resume()
     run = proc.finish(120)
-    assert "received SIGINT: stopping after the batch being committed" in run.stderr, run
+    assert "received SIGINT: stopping after the batches being committed" in run.stderr, run
     counts = check_report(run, zk_client, repo)
     # the batch on its way when the signal came was awaited, committed and counted; none was started after it
     assert counts["committed"].batches == batch, run
