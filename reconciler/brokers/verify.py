@@ -185,17 +185,28 @@ def _admin_spec(cluster: ClusterSpec) -> AdminClientSpec:
     return cluster.admin
 
 
+PRECONDITION_RETRY_S = 0.2
+
+
 def verify_preconditions(cluster: ClusterSpec, root: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """What `--verify` needs, checked before the first write (so an apply that could not be verified is not
     made): the cluster's Admin API settings, and a broker that answers within `timeout_s`. Raises
     BrokerAdminError saying which is missing; nothing has been written then."""
     spec = _admin_spec(cluster)
+    deadline = time.monotonic() + timeout_s
     try:
         with BrokerAdmin(spec, admin_security(cluster, root), connect_timeout_s=timeout_s) as admin:
-            try:
-                admin.live_brokers()
-            except Exception as exc:
-                raise BrokerAdminError(f"--verify cannot ask the {admin.where} ({type(exc).__name__})") from None
+            while True:
+                try:
+                    admin.live_brokers()
+                    return
+                except Exception as exc:
+                    # the client may have sent it to a broker that is down but still in the metadata (a
+                    # stopped broker stays registered until its session expires); it tries another next time
+                    if time.monotonic() >= deadline:
+                        raise BrokerAdminError(
+                            f"--verify cannot ask the {admin.where} ({type(exc).__name__})") from None
+                    time.sleep(PRECONDITION_RETRY_S)
     except BrokerAdminError as exc:
         raise BrokerAdminError(f"cluster {cluster.name}: {exc.message}") from None
 
