@@ -1,10 +1,10 @@
 """The real command line with a pause point, for fault tests: `python -m tests.integration.faultproc ARGS…`.
 
 FAULT_PAUSE="TYPE:N" (or "TYPE:N:after") makes the process SIGSTOP itself right before (after) it queues
-its Nth ZooKeeper request of TYPE: `multi` (a write transaction), `multiread`, `get`, `children`. Before
-a multi, the pause first waits until every request queued earlier is answered (one read on the session, which
-the server answers after them): apply keeps up to four multis in flight, and "before batch N" means that
-batches 1..N-1 are done. The test waits for the stopped state, does its damage (kills or restarts
+its Nth ZooKeeper request of TYPE: `multi` (a write transaction), `multiread`, `get`, `children`. At the
+Nth multi, every request queued earlier is first answered (one read on the session, which the server answers
+after them): apply keeps up to four multis in flight, and "before (after) batch N" means that batches 1..N-1
+are done. The test waits for the stopped state, does its damage (kills or restarts
 ZooKeeper, expires the session), then sends SIGCONT. With FAULT_SESSION_FILE the paused process first
 writes its session id and password there (JSON), so the test can expire exactly that session. The hook sits
 at kazoo's request queue, so it knows nothing of the reconciler's internals.
@@ -47,9 +47,9 @@ def install(spec: str, session_file: str | None) -> None:
         if getattr(request, "type", None) != wanted:
             return original(self, request, async_object)
         seen += 1
+        if seen == nth and kind == "multi":
+            drain(self)
         if seen == nth and not after:
-            if kind == "multi":
-                drain(self)
             pause(self)
         result = original(self, request, async_object)
         if seen == nth and after:
