@@ -140,22 +140,9 @@ def send(client: KazooClient, ops: Sequence[Op]) -> list[Any]:
 
 def submit(client: KazooClient, ops: Sequence[Op]) -> Any:
     """Queue one multi (`send`'s request) on the session; its reply, kazoo's AsyncResult, comes later."""
-    request = ops.request if isinstance(ops, Batch) and ops.request is not None else Multi(client, ops)
     result = client.handler.async_result()
-    client._call(request, result)
+    client._call(Multi(client, ops), result)  # serialized here: an error in it surfaces before anything is sent
     return result
-
-
-class Batch(list[Op]):
-    """The ops of one multi and, once `prepare`d, its request already serialized (`send` sends those bytes)."""
-
-    request: Multi | None = None
-
-
-def prepare(client: KazooClient, ops: Iterable[Op]) -> Batch:
-    batch = Batch(ops)
-    batch.request = Multi(client, batch)
-    return batch
 
 
 _OP_HEADERS = {kind: multiheader_struct.pack(code, False, -1)

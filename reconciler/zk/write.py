@@ -248,17 +248,16 @@ def _commit_batches(
                 if stop is not None and stop():
                     stopping = True
                     break
-                # serialized here, while the batches before it are on their way (~0.6 ms a 64 KiB batch; on a
-                # worker thread it cost more, in the GIL's hand-offs with kazoo's connection thread)
-                ops = [*prefix(sent + 1), *(op for g in batches[sent] for op in g.ops)]
-                pipe.submit(sent + 1, txn.prepare(client, ops))
+                # serialized as it is sent, while the batches before it are on their way (~0.6 ms a 64 KiB
+                # batch; on a worker thread it cost more, in the GIL's hand-offs with kazoo's connection thread)
+                pipe.submit(sent + 1, [*prefix(sent + 1), *(op for g in batches[sent] for op in g.ops)])
                 sent += 1
             if done.batches == sent:
                 break
             for _ in range(pipe.wait()):
                 done.add(batches[done.batches])
             if progress is not None:
-                progress(sum(len(b) for b in batches[:done.batches]), units)
+                progress(done.units, units)
     except KeyboardInterrupt as exc:  # a second signal while batches were on their way
         deadline = time.monotonic() + SIGNAL_AUDIT_TIMEOUT_S
         raise _Stopped(_settle(pipe, batches, done, deadline), exc, deadline) from None

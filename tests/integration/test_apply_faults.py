@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +356,22 @@ def test_replies_lost_with_several_batches_in_flight(
     assert sorted(set(calls)) == list(range(result.batches))  # each batch number sent, some twice
 
 
+def signal_after_sending(batch: int, first: Callable[[], None] = lambda: None) -> Callable[..., Any]:
+    """A `txn.submit` that, right after queueing multi number `batch`, runs `first` and then raises
+    KeyboardInterrupt, as a second signal would arrive there."""
+    real_submit, calls = txn.submit, []
+
+    def submit(client: KazooClient, ops: Sequence[Op]) -> Any:
+        calls.append(1)
+        reply = real_submit(client, ops)
+        if len(calls) == batch:
+            first()
+            raise KeyboardInterrupt
+        return reply
+
+    return submit
+
+
 def test_a_second_signal_settles_the_batches_in_flight(
     zk_client: KazooClient, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -363,16 +379,7 @@ def test_a_second_signal_settles_the_batches_in_flight(
     version, read once, says that all five committed; nothing is reported as unknown."""
     seed_topics(zk_client, TOPICS[:60])
     plan = make_plan(zk_client, retention_state(TOPICS[:60]))
-    real_submit, calls = txn.submit, []
-
-    def signal_at_fifth(client: KazooClient, ops: Sequence[Op]) -> Any:
-        calls.append(1)
-        reply = real_submit(client, ops)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return reply
-
-    monkeypatch.setattr(txn, "submit", signal_at_fifth)
+    monkeypatch.setattr(txn, "submit", signal_after_sending(5))
     with pytest.raises(ApplyInterrupted) as err:
         apply(zk_client, plan, options=ApplyOptions(max_batch_bytes=1024), audit_log=tmp_path / "audit.jsonl")
     assert "stopped between batches 5 and 6 of " in err.value.message and "unknown" not in err.value.message
@@ -391,17 +398,7 @@ def test_a_second_signal_with_zookeeper_gone_reports_the_batches_in_flight_as_un
     of them."""
     seed_topics(zk_client, TOPICS[:60])
     plan = make_plan(zk_client, retention_state(TOPICS[:60]))
-    real_submit, calls = txn.submit, []
-
-    def signal_without_zookeeper(client: KazooClient, ops: Sequence[Op]) -> Any:
-        calls.append(1)
-        reply = real_submit(client, ops)
-        if len(calls) == 5:
-            zk_server.kill()
-            raise KeyboardInterrupt
-        return reply
-
-    monkeypatch.setattr(txn, "submit", signal_without_zookeeper)
+    monkeypatch.setattr(txn, "submit", signal_after_sending(5, first=zk_server.kill))
     log = tmp_path / "audit.jsonl"
     try:
         with pytest.raises(ApplyInterrupted) as err:
